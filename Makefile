@@ -1,0 +1,53 @@
+# handoffscope — two commands: `make demo` and `make test`.
+# Needs only python3 (3.10+) and pip: the Makefile builds its own virtualenv in .venv.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+PROJECTS := pyproject.toml instrumentation/pyproject.toml collector/pyproject.toml dashboard/pyproject.toml constraints.txt
+
+.PHONY: help setup demo test lint format typecheck bench soak screenshots clean
+
+help:
+	@echo "make demo         set up, start collector + dashboard, drive live traffic (Ctrl-C stops)"
+	@echo "make test         set up, lint, run the whole test suite"
+	@echo "make bench        benchmarks (ratios against baselines measured in the same run)"
+	@echo "make soak         long fault/overload runs (not part of make test)"
+	@echo "make screenshots  regenerate docs/screenshots/ from a live demo"
+
+$(STAMP): $(PROJECTS)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt \
+		-e ./instrumentation -e ./collector -e ./dashboard -e '.[dev]'
+	@touch $@
+
+setup: $(STAMP)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy instrumentation/src/handoffscope/instrumentation
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: lint
+	$(BIN)/pytest
+
+demo: setup
+	$(BIN)/handoffscope demo $(DEMO_ARGS)
+
+bench: setup
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
+
+soak: setup
+	$(BIN)/pytest -m soak -p no:randomly tests/hardening $(SOAK_ARGS)
+
+screenshots: setup
+	$(BIN)/python scripts/screenshots.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

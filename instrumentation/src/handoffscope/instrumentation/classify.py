@@ -1,0 +1,239 @@
+"""The verdict of one handoff from its merged evidence, and loop detection across a run.
+
+Pure functions, no I/O: the collector's health engine calls them with evidence it merged
+from spans that arrived in any order; tests call them directly. The precedence of
+DESIGN §4 is applied literally — the first rule that fails wins, so a later green
+signal (an admission, a passing verifier) never hides an earlier failure.
+
+Time-based verdicts (`destination_not_started`, `approval_overdue`, `in_flight`) depend on
+`now_ns`; callers pass the time they judge at.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from . import semconv as sc
+
+DEFAULT_GRACE_SECONDS = 30.0
+
+
+@dataclass
+class HandoffEvidence:
+    """Everything known about one handoff, merged from its evidence spans.
+
+    `None` means "no evidence yet"; a rule only fails on evidence it has, except the
+    time-based ones, which fail on evidence that did not come in time.
+    """
+
+    run_id: str = ""
+    handoff_id: str = ""
+    from_agent: str | None = None
+    to_agent: str | None = None
+    first_seen_ns: int | None = None
+    """When the earliest evidence of this handoff started (request time, normally)."""
+    requested: bool = False
+    route_declared: bool | None = None
+    route_goto: str | None = None
+    control_before: str | None = None
+    control_after: str | None = None
+    tool_call_id: str | None = None
+    tool_call_closed: bool | None = None
+    required_keys: tuple[str, ...] = ()
+    missing_keys: tuple[str, ...] = ()
+    destination_started: bool | None = None
+    rejection_reason: str | None = None
+    loop: bool = False
+    """Set by `find_loops` over the run: this handoff repeats or closes a cycle."""
+    claims_done: bool = False
+    """The run (or the destination) claimed completion at this handoff."""
+    outcome_result: str | None = None
+    wait_seen: bool = False
+    wait_owner: str | None = None
+    wait_reason: str | None = None
+    wait_deadline_ns: int | None = None
+    wait_resume_token_id: str | None = None
+    wait_state_persisted: bool | None = None
+    wait_decision: str | None = None
+
+
+@dataclass(frozen=True)
+class Classification:
+    verdict: str
+    failed_boundary: str | None = None
+    why: str = ""
+
+    @property
+    def healthy(self) -> bool:
+        return self.verdict not in sc.FAILURE_VERDICTS
+
+
+def classify(
+    ev: HandoffEvidence,
+    *,
+    now_ns: int | None = None,
+    grace_seconds: float = DEFAULT_GRACE_SECONDS,
+) -> Classification:
+    """Apply DESIGN §4 to merged evidence; return the verdict, its boundary and why."""
+    now = time.time_ns() if now_ns is None else now_ns
+    to = ev.to_agent
+
+    # 1. route
+    if ev.route_declared is False:
+        return _fail(sc.ROUTE_REJECTED, f"{to or 'destination'} is not a declared edge")
+    if ev.route_goto is not None and to is not None and ev.route_goto != to:
+        return _fail(sc.ROUTE_REJECTED, f"goto names {ev.route_goto}, handoff names {to}")
+    # 2. control
+    if ev.control_before is not None and ev.from_agent is not None and ev.control_before != ev.from_agent:
+        return _fail(
+            sc.STALE_CONTROL, f"control before was {ev.control_before}, sender is {ev.from_agent}"
+        )
+    if ev.control_after is not None and to is not None and ev.control_after != to:
+        return _fail(sc.STALE_CONTROL, f"control after is {ev.control_after}, receiver is {to}")
+    # 3. tool protocol
+    if ev.tool_call_closed is False:
+        return _fail(
+            sc.OPEN_TOOL_PROTOCOL,
+            f"tool call {ev.tool_call_id or '(no id)'} has no result with its own id",
+        )
+    # 4. context
+    if ev.missing_keys:
+        return _fail(
+            sc.CONTEXT_INCOMPLETE, "missing at destination: " + ", ".join(ev.missing_keys)
+        )
+    # 5. contract
+    if ev.rejection_reason is not None:
+        step = sc.REJECTION_NEXT_STEPS.get(ev.rejection_reason, "repair")
+        return _fail(
+            sc.CONTRACT_REJECTED, f"receiver refused the contract: {ev.rejection_reason} ({step})"
+        )
+    # 6. destination (time-based)
+    grace_ns = int(grace_seconds * 1e9)
+    if ev.destination_started is False:
+        return _fail(sc.DESTINATION_NOT_STARTED, f"{to or 'destination'} reported it did not start")
+    not_started = ev.destination_started is None
+    overdue = ev.first_seen_ns is not None and now - ev.first_seen_ns > grace_ns
+    if not_started and overdue:
+        secs = (now - (ev.first_seen_ns or now)) / 1e9
+        return _fail(
+            sc.DESTINATION_NOT_STARTED,
+            f"no admission by {to or 'destination'} after {secs:.0f} s (grace {grace_seconds:.0f} s)",
+        )
+    # 7. loop
+    if ev.loop:
+        return _fail(sc.LOOP, "same destination, task and state seen earlier in the run, or a cycle without progress")
+    # 8. result
+    if ev.claims_done and ev.outcome_result != sc.OUTCOME_PASS:
+        if ev.outcome_result == sc.OUTCOME_FAIL:
+            return _fail(sc.FALSE_COMPLETE, "claimed done but the verifier failed")
+        return _fail(sc.FALSE_COMPLETE, "claimed done without a passing verifier")
+    # 9, 10, and the pending wait
+    if ev.wait_seen:
+        wait = classify_wait(ev, now_ns=now)
+        if wait is not None:
+            return wait
+    if not_started:
+        return Classification(sc.IN_FLIGHT, None, "requested; destination not admitted yet")
+    return Classification(sc.HEALTHY, None, "every boundary passed")
+
+
+def classify_wait(ev: HandoffEvidence, *, now_ns: int) -> Classification | None:
+    """Verdict of a wait's facts: overdue, uncertain, pending — or None once decided."""
+    if ev.wait_decision == sc.WAIT_DECISION_EXPIRED:
+        return _fail(sc.APPROVAL_OVERDUE, "the wait expired without a decision")
+    if ev.wait_decision is not None:
+        return None
+    if ev.wait_deadline_ns is not None and ev.wait_deadline_ns <= now_ns:
+        return _fail(sc.APPROVAL_OVERDUE, f"deadline passed; {ev.wait_owner or 'nobody'} has not decided")
+    missing = [
+        name
+        for name, present in (
+            ("owner", bool(ev.wait_owner)),
+            ("reason", bool(ev.wait_reason)),
+            ("deadline", ev.wait_deadline_ns is not None),
+            ("resume token", bool(ev.wait_resume_token_id)),
+            ("persisted state", ev.wait_state_persisted is True),
+        )
+        if not present
+    ]
+    if missing:
+        return _fail(sc.WAIT_UNCERTAIN, "the wait lacks " + ", ".join(missing))
+    return Classification(sc.WAITING_ON_APPROVAL, None, f"waiting on {ev.wait_owner}")
+
+
+def _fail(verdict: str, why: str) -> Classification:
+    return Classification(verdict, sc.VERDICT_BOUNDARY.get(verdict), why)
+
+
+def worst(verdicts: Iterable[str]) -> str:
+    """The worst verdict by precedence; `healthy` for none."""
+    return min(verdicts, key=lambda v: sc.RANK.get(v, len(sc.PRECEDENCE)), default=sc.HEALTHY)
+
+
+# --- loops -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HandoffStep:
+    """One handoff of a run, in order, as loop detection sees it."""
+
+    handoff_id: str
+    from_agent: str | None
+    to_agent: str | None
+    fingerprint: str | None = None
+    state_version: int | None = None
+
+
+@dataclass
+class LoopReport:
+    looping_ids: set[str] = field(default_factory=set)
+    """Handoffs that repeat an earlier key or close a cycle without progress."""
+    cycle: list[str] = field(default_factory=list)
+    """The first cycle found, as a path of agents that starts and ends on the same agent."""
+    repeats: int = 0
+    """How many handoffs were judged a repeat (turns burned in the loop)."""
+
+
+def find_loops(steps: Sequence[HandoffStep]) -> LoopReport:
+    """Find loops in a run's handoffs, in order (DESIGN §4 rule 7).
+
+    Two rules. A repeat: the key (to_agent, fingerprint, state_version) was seen earlier.
+    A cycle: control returns to an agent already on the path since the last state
+    progress, where progress is a change of (fingerprint, state_version). A retry that
+    changed the state is therefore not a loop, and A→B→C→A without progress is one.
+    """
+    report = LoopReport()
+    seen_keys: set[tuple[str | None, str | None, int | None]] = set()
+    path: list[str] = []
+    last_state: tuple[str | None, int | None] | None = None
+    for step in steps:
+        state = (step.fingerprint, step.state_version)
+        has_state = step.fingerprint is not None or step.state_version is not None
+        key = (step.to_agent, step.fingerprint, step.state_version)
+        looping = False
+        if has_state and key in seen_keys:
+            looping = True
+        seen_keys.add(key)
+
+        if last_state is None or state != last_state or not has_state:
+            # progress (or no state to judge by): a new path starts at the sender
+            path = [step.from_agent] if step.from_agent else []
+        elif not path and step.from_agent:
+            path = [step.from_agent]
+        last_state = state
+
+        if has_state and step.to_agent is not None and step.to_agent in path:
+            looping = True
+            if not report.cycle:
+                start = path.index(step.to_agent)
+                report.cycle = [*path[start:], step.to_agent]
+        if step.to_agent is not None:
+            path.append(step.to_agent)
+        if looping:
+            report.looping_ids.add(step.handoff_id)
+            report.repeats += 1
+            if not report.cycle:
+                report.cycle = [a for a in (step.from_agent, step.to_agent) if a]
+    return report

@@ -1,0 +1,394 @@
+"""`HandoffRecorder`: the framework-agnostic API any agent runtime can call.
+
+Each method emits one short evidence span of DESIGN §3, ended at once, carrying only
+allowlisted attributes (`semconv.ATTRIBUTES`, type- and size-checked). Anything else a
+caller passes is dropped and counted by name in `stats.attributes_dropped`; values are
+never logged. No method raises into the caller: failures are logged at debug and
+counted in `stats.errors`.
+
+    rec = HandoffRecorder(provider)
+    rec.run_started("run-1", agent="triage")
+    rec.handoff_requested("run-1", "h1", from_agent="triage", to_agent="billing",
+                          turn=1, fingerprint=fingerprint(task, state), state_version=3,
+                          route_declared=True, tool_call_id="call_1")
+    rec.handoff_transferred("run-1", "h1", goto="billing", control_before="triage",
+                            control_after="billing", tool_call_closed=True)
+    rec.handoff_accepted("run-1", "h1", agent="billing")
+    rec.outcome_verified("run-1", "ticket_updated", True, receipt_id="rcpt-9")
+    rec.run_ended("run-1", "completed", final_agent="billing", turns=4)
+
+Evidence known at the same moment belongs on one span: every method also takes the
+keyword of any other contract attribute (see `KEYWORDS`), so an adapter that learns the
+request and the transfer together calls `handoff_requested(..., goto=..., control_after=...)`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Tracer, TracerProvider
+
+from . import semconv as sc
+from .stats import stats
+
+_log = logging.getLogger(__name__)
+
+__version__ = "0.1.0"
+
+KEYWORDS: dict[str, str] = {
+    "status": sc.RUN_STATUS,
+    "final_agent": sc.RUN_FINAL_AGENT,
+    "turns": sc.RUN_TURNS,
+    "from_agent": sc.FROM_AGENT,
+    "to_agent": sc.TO_AGENT,
+    "turn": sc.TURN,
+    "fingerprint": sc.FINGERPRINT,
+    "state_version": sc.STATE_VERSION,
+    "history_items_forwarded": sc.HISTORY_ITEMS_FORWARDED,
+    "history_items_total": sc.HISTORY_ITEMS_TOTAL,
+    "route_declared": sc.ROUTE_DECLARED,
+    "tool_call_id": sc.TOOL_CALL_ID,
+    "required_keys": sc.CONTEXT_REQUIRED_KEYS,
+    "contract_version": sc.CONTRACT_VERSION,
+    "budget_remaining": sc.BUDGET_REMAINING,
+    "reason": sc.REASON,
+    "goto": sc.ROUTE_GOTO,
+    "control_before": sc.CONTROL_BEFORE,
+    "control_after": sc.CONTROL_AFTER,
+    "tool_call_closed": sc.TOOL_CALL_CLOSED,
+    "destination_started": sc.DESTINATION_STARTED,
+    "missing_keys": sc.CONTEXT_MISSING_KEYS,
+    "verdict": sc.VERDICT,
+    "rejection_reason": sc.REJECTION_REASON,
+    "rejection_fields": sc.REJECTION_FIELDS,
+    "claims_done": sc.DESTINATION_CLAIMS_DONE,
+    "wait_owner": sc.WAIT_OWNER,
+    "wait_reason": sc.WAIT_REASON,
+    "wait_deadline": sc.WAIT_DEADLINE,
+    "resume_token_id": sc.WAIT_RESUME_TOKEN_ID,
+    "state_persisted": sc.WAIT_STATE_PERSISTED,
+    "decision": sc.WAIT_DECISION,
+    "verifier": sc.OUTCOME_VERIFIER,
+    "result": sc.OUTCOME_RESULT,
+    "receipt_id": sc.OUTCOME_RECEIPT_ID,
+    "agent": sc.GEN_AI_AGENT_NAME,
+    "conversation_id": sc.GEN_AI_CONVERSATION_ID,
+}
+"""Python keyword -> contract attribute, accepted by every recording method."""
+
+_ATTRS = sc.ATTRIBUTES
+_check = sc.check_value
+
+
+def to_epoch_ns(value: Any) -> int | None:
+    """A deadline as epoch nanoseconds: from datetime, epoch seconds (float) or ns (int)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1e9)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        # Heuristic with a wide margin: epoch seconds are ~1.7e9, epoch ns ~1.7e18.
+        return value if value > 10**14 else value * 1_000_000_000
+    if isinstance(value, float):
+        return int(value * 1e9)
+    return None
+
+
+class HandoffRecorder:
+    """Emit handoffscope evidence spans. Thread-safe; cheap; never raises."""
+
+    def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
+        provider = tracer_provider or trace.get_tracer_provider()
+        self._tracer: Tracer = provider.get_tracer(sc.INSTRUMENTATION_SCOPE, __version__)
+
+    # -- the low-level door --------------------------------------------------------------
+
+    def emit(
+        self,
+        span_name: str,
+        attributes: Mapping[str, Any],
+        *,
+        start_time_ns: int | None = None,
+    ) -> bool:
+        """Emit one evidence span with the allowlisted subset of `attributes`.
+
+        `attributes` are keyed by contract names (`semconv`). Returns False (and counts)
+        when nothing could be emitted: unknown span name, no run id, or an internal error.
+        """
+        try:
+            if span_name not in sc.SPAN_NAMES:
+                stats.drop_attribute(f"(span name) {span_name[:64]}")
+                return False
+            clean: dict[str, Any] = {}
+            for name, value in attributes.items():
+                if value is None:
+                    continue
+                spec = _ATTRS.get(name)
+                checked = _check(spec, value) if spec is not None else None
+                if checked is None:
+                    stats.drop_attribute(name if spec is not None else _bounded(name))
+                    continue
+                clean[name] = checked
+            if sc.RUN_ID not in clean:
+                stats.drop_attribute(sc.RUN_ID)
+                return False
+            span = self._tracer.start_span(span_name, attributes=clean, start_time=start_time_ns)
+            span.end()
+            stats.spans_emitted += 1  # a lost increment under a race is acceptable here
+            return True
+        except Exception:
+            stats.error()
+            _log.debug("handoffscope: emit failed", exc_info=True)
+            return False
+
+    def _record(self, span_name: str, base: dict[str, Any], extra: Mapping[str, Any]) -> bool:
+        try:
+            for kw, value in extra.items():
+                name = KEYWORDS.get(kw)
+                if name is None:
+                    stats.drop_attribute(_bounded(kw))
+                elif value is not None:
+                    base.setdefault(name, value)
+            return self.emit(span_name, base)
+        except Exception:
+            stats.error()
+            _log.debug("handoffscope: record failed", exc_info=True)
+            return False
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def run_started(self, run_id: str, *, agent: str | None = None, **evidence: Any) -> bool:
+        return self._record(
+            sc.SPAN_RUN,
+            {
+                sc.RUN_ID: run_id,
+                sc.RUN_STATUS: sc.RUN_STATUS_STARTED,
+                sc.RUN_STARTED: time.time_ns(),
+                sc.GEN_AI_AGENT_NAME: agent,
+            },
+            evidence,
+        )
+
+    def run_ended(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        final_agent: str | None = None,
+        turns: int | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """`status`: completed / failed / interrupted / max_turns (semconv.RUN_STATUSES)."""
+        return self._record(
+            sc.SPAN_RUN,
+            {
+                sc.RUN_ID: run_id,
+                sc.RUN_STATUS: status,
+                sc.RUN_FINAL_AGENT: final_agent,
+                sc.RUN_TURNS: turns,
+            },
+            evidence,
+        )
+
+    # -- handoffs --------------------------------------------------------------------------
+
+    def handoff_requested(
+        self,
+        run_id: str,
+        handoff_id: str,
+        *,
+        from_agent: str | None,
+        to_agent: str | None,
+        required_keys: Iterable[str] | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """The sender created the transfer (turn, fingerprint, state_version, ... as keywords)."""
+        return self._record(
+            sc.SPAN_REQUEST,
+            {
+                sc.RUN_ID: run_id,
+                sc.HANDOFF_ID: handoff_id,
+                sc.FROM_AGENT: from_agent,
+                sc.TO_AGENT: to_agent,
+                sc.CONTEXT_REQUIRED_KEYS: _names(required_keys),
+            },
+            evidence,
+        )
+
+    def handoff_transferred(
+        self,
+        run_id: str,
+        handoff_id: str,
+        *,
+        goto: str | None = None,
+        control_before: str | None = None,
+        control_after: str | None = None,
+        tool_call_closed: bool | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """The runtime's state has moved: where `goto` points and who holds control."""
+        return self._record(
+            sc.SPAN_TRANSFER,
+            {
+                sc.RUN_ID: run_id,
+                sc.HANDOFF_ID: handoff_id,
+                sc.ROUTE_GOTO: goto,
+                sc.CONTROL_BEFORE: control_before,
+                sc.CONTROL_AFTER: control_after,
+                sc.TOOL_CALL_CLOSED: tool_call_closed,
+            },
+            evidence,
+        )
+
+    def handoff_accepted(
+        self,
+        run_id: str,
+        handoff_id: str,
+        *,
+        agent: str | None = None,
+        missing_keys: Iterable[str] | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """The destination was admitted (it started); `missing_keys` names absent context."""
+        missing = _names(missing_keys)
+        return self._record(
+            sc.SPAN_ACCEPT,
+            {
+                sc.RUN_ID: run_id,
+                sc.HANDOFF_ID: handoff_id,
+                sc.DESTINATION_STARTED: True,
+                sc.CONTEXT_MISSING_KEYS: missing,
+                sc.VERDICT: sc.CONTEXT_INCOMPLETE if missing else sc.HEALTHY,
+                sc.GEN_AI_AGENT_NAME: agent,
+            },
+            evidence,
+        )
+
+    def handoff_rejected(
+        self,
+        run_id: str,
+        handoff_id: str,
+        reason: str,
+        *,
+        agent: str | None = None,
+        fields: Iterable[str] | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """The destination refused the contract: invalid / stale / unauthorized / no_budget / vague_goal."""
+        return self._record(
+            sc.SPAN_ACCEPT,
+            {
+                sc.RUN_ID: run_id,
+                sc.HANDOFF_ID: handoff_id,
+                sc.REJECTION_REASON: reason,
+                sc.REJECTION_FIELDS: _names(fields),
+                sc.VERDICT: sc.CONTRACT_REJECTED,
+                sc.GEN_AI_AGENT_NAME: agent,
+            },
+            evidence,
+        )
+
+    def destination_not_started(self, run_id: str, handoff_id: str, **evidence: Any) -> bool:
+        """The runtime knows the destination will not start (crashed, not admitted)."""
+        return self._record(
+            sc.SPAN_ACCEPT,
+            {sc.RUN_ID: run_id, sc.HANDOFF_ID: handoff_id, sc.DESTINATION_STARTED: False},
+            evidence,
+        )
+
+    # -- waits -----------------------------------------------------------------------------
+
+    def wait_checkpointed(
+        self,
+        run_id: str,
+        *,
+        handoff_id: str | None = None,
+        owner: str | None = None,
+        reason: str | None = None,
+        deadline: datetime | float | int | None = None,
+        resume_token_id: str | None = None,
+        state_persisted: bool | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """A legitimate wait (e.g. human approval): who owns it, why, until when, how to resume."""
+        return self._record(
+            sc.SPAN_WAIT,
+            {
+                sc.RUN_ID: run_id,
+                sc.HANDOFF_ID: handoff_id,
+                sc.WAIT_OWNER: owner,
+                sc.WAIT_REASON: reason,
+                sc.WAIT_DEADLINE: to_epoch_ns(deadline),
+                sc.WAIT_RESUME_TOKEN_ID: resume_token_id,
+                sc.WAIT_STATE_PERSISTED: state_persisted,
+            },
+            evidence,
+        )
+
+    def wait_decided(
+        self,
+        run_id: str,
+        decision: str,
+        *,
+        handoff_id: str | None = None,
+        resume_token_id: str | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """The wait ended: approved / rejected / expired."""
+        return self._record(
+            sc.SPAN_WAIT,
+            {
+                sc.RUN_ID: run_id,
+                sc.HANDOFF_ID: handoff_id,
+                sc.WAIT_DECISION: decision,
+                sc.WAIT_RESUME_TOKEN_ID: resume_token_id,
+            },
+            evidence,
+        )
+
+    # -- outcomes --------------------------------------------------------------------------
+
+    def outcome_verified(
+        self,
+        run_id: str,
+        verifier: str,
+        result: bool | str,
+        *,
+        handoff_id: str | None = None,
+        receipt_id: str | None = None,
+        **evidence: Any,
+    ) -> bool:
+        """A task verifier ran. `result`: True/"pass" or False/"fail"."""
+        if isinstance(result, bool):
+            result = sc.OUTCOME_PASS if result else sc.OUTCOME_FAIL
+        return self._record(
+            sc.SPAN_OUTCOME,
+            {
+                sc.RUN_ID: run_id,
+                sc.HANDOFF_ID: handoff_id,
+                sc.OUTCOME_VERIFIER: verifier,
+                sc.OUTCOME_RESULT: result,
+                sc.OUTCOME_RECEIPT_ID: receipt_id,
+            },
+            evidence,
+        )
+
+
+def _names(keys: Iterable[str] | None) -> tuple[str, ...] | None:
+    if keys is None:
+        return None
+    if isinstance(keys, str):
+        return (keys,)
+    return tuple(keys)
+
+
+def _bounded(name: object) -> str:
+    # An unknown attribute's NAME is counted; bound it so a sentence used as a key is cut.
+    return str(name)[:64]

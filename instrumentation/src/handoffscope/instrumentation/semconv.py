@@ -1,0 +1,358 @@
+"""handoffscope semantic conventions, v1: every span name, attribute name and verdict.
+
+This is the one module of names. The instrumentation, the collector, the dashboard and
+the tests import from here; nothing else spells a contract string. `docs/semconv.md`
+documents each constant (a test checks that every one is there).
+
+The contract is *content-free*: identifiers are opaque, codes come from bounded
+vocabularies, lists carry key NAMES only. `ATTRIBUTES` below is the allowlist both the
+shim and the collector enforce: a name not in it never leaves the app or reaches storage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+SCHEMA_VERSION: Final = 1
+"""Version of this contract; stamped on the instrumentation scope and the DuckDB schema."""
+
+INSTRUMENTATION_SCOPE: Final = "handoffscope.instrumentation"
+
+# --- span names (DESIGN §3) -------------------------------------------------------------
+
+SPAN_RUN: Final = "handoff.run"
+SPAN_REQUEST: Final = "handoff.request"
+SPAN_TRANSFER: Final = "handoff.transfer"
+SPAN_ACCEPT: Final = "handoff.accept"
+SPAN_WAIT: Final = "handoff.wait"
+SPAN_OUTCOME: Final = "handoff.outcome"
+
+SPAN_NAMES: Final = (SPAN_RUN, SPAN_REQUEST, SPAN_TRANSFER, SPAN_ACCEPT, SPAN_WAIT, SPAN_OUTCOME)
+
+# --- attribute names (DESIGN §3) --------------------------------------------------------
+
+RUN_ID: Final = "handoff.run_id"
+RUN_STATUS: Final = "run.status"
+RUN_FINAL_AGENT: Final = "run.final_agent"
+RUN_TURNS: Final = "run.turns"
+RUN_STARTED: Final = "run.started"
+
+HANDOFF_ID: Final = "handoff.id"
+FROM_AGENT: Final = "handoff.from_agent"
+TO_AGENT: Final = "handoff.to_agent"
+TURN: Final = "handoff.turn"
+FINGERPRINT: Final = "handoff.fingerprint"
+STATE_VERSION: Final = "handoff.state_version"
+HISTORY_ITEMS_FORWARDED: Final = "handoff.history_items_forwarded"
+HISTORY_ITEMS_TOTAL: Final = "handoff.history_items_total"
+ROUTE_DECLARED: Final = "handoff.route.declared"
+TOOL_CALL_ID: Final = "handoff.tool_call.id"
+CONTEXT_REQUIRED_KEYS: Final = "handoff.context.required_keys"
+CONTRACT_VERSION: Final = "handoff.contract_version"
+BUDGET_REMAINING: Final = "handoff.budget.remaining"
+REASON: Final = "handoff.reason"
+
+ROUTE_GOTO: Final = "handoff.route.goto"
+CONTROL_BEFORE: Final = "handoff.control.before"
+CONTROL_AFTER: Final = "handoff.control.after"
+TOOL_CALL_CLOSED: Final = "handoff.tool_call.closed"
+
+DESTINATION_STARTED: Final = "handoff.destination.started"
+CONTEXT_MISSING_KEYS: Final = "handoff.context.missing_keys"
+VERDICT: Final = "handoff.verdict"
+REJECTION_REASON: Final = "handoff.rejection.reason"
+REJECTION_FIELDS: Final = "handoff.rejection.fields"
+"""Extension to DESIGN §3: names (never values) of the contract fields a receiver refused."""
+DESTINATION_CLAIMS_DONE: Final = "handoff.destination.claims_done"
+"""Extension to DESIGN §3: the destination said "done" (e.g. while a wait is still open)."""
+
+WAIT_OWNER: Final = "wait.owner"
+WAIT_REASON: Final = "wait.reason"
+WAIT_DEADLINE: Final = "wait.deadline"
+WAIT_RESUME_TOKEN_ID: Final = "wait.resume_token_id"
+WAIT_STATE_PERSISTED: Final = "wait.state_persisted"
+WAIT_DECISION: Final = "wait.decision"
+
+OUTCOME_VERIFIER: Final = "outcome.verifier"
+OUTCOME_RESULT: Final = "outcome.result"
+OUTCOME_RECEIPT_ID: Final = "outcome.receipt_id"
+
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+
+SERVICE_NAME: Final = "service.name"
+"""Resource attribute (OTel standard); the collector keeps it to group runs by service."""
+
+# --- bounded vocabularies ---------------------------------------------------------------
+
+RUN_STATUS_STARTED: Final = "started"
+RUN_STATUS_COMPLETED: Final = "completed"
+RUN_STATUS_FAILED: Final = "failed"
+RUN_STATUS_INTERRUPTED: Final = "interrupted"
+RUN_STATUS_MAX_TURNS: Final = "max_turns"
+RUN_STATUSES: Final = (
+    RUN_STATUS_STARTED,
+    RUN_STATUS_COMPLETED,
+    RUN_STATUS_FAILED,
+    RUN_STATUS_INTERRUPTED,
+    RUN_STATUS_MAX_TURNS,
+)
+
+REJECTION_INVALID: Final = "invalid"
+REJECTION_STALE: Final = "stale"
+REJECTION_UNAUTHORIZED: Final = "unauthorized"
+REJECTION_NO_BUDGET: Final = "no_budget"
+REJECTION_VAGUE_GOAL: Final = "vague_goal"
+REJECTION_REASONS: Final = (
+    REJECTION_INVALID,
+    REJECTION_STALE,
+    REJECTION_UNAUTHORIZED,
+    REJECTION_NO_BUDGET,
+    REJECTION_VAGUE_GOAL,
+)
+
+WAIT_DECISION_APPROVED: Final = "approved"
+WAIT_DECISION_REJECTED: Final = "rejected"
+WAIT_DECISION_EXPIRED: Final = "expired"
+WAIT_DECISIONS: Final = (WAIT_DECISION_APPROVED, WAIT_DECISION_REJECTED, WAIT_DECISION_EXPIRED)
+
+OUTCOME_PASS: Final = "pass"
+OUTCOME_FAIL: Final = "fail"
+OUTCOME_RESULTS: Final = (OUTCOME_PASS, OUTCOME_FAIL)
+
+# --- verdicts, in precedence order (DESIGN §4) ------------------------------------------
+
+ROUTE_REJECTED: Final = "route_rejected"
+STALE_CONTROL: Final = "stale_control"
+OPEN_TOOL_PROTOCOL: Final = "open_tool_protocol"
+CONTEXT_INCOMPLETE: Final = "context_incomplete"
+CONTRACT_REJECTED: Final = "contract_rejected"
+DESTINATION_NOT_STARTED: Final = "destination_not_started"
+LOOP: Final = "loop"
+FALSE_COMPLETE: Final = "false_complete"
+APPROVAL_OVERDUE: Final = "approval_overdue"
+WAIT_UNCERTAIN: Final = "wait_uncertain"
+WAITING_ON_APPROVAL: Final = "waiting_on_approval"
+IN_FLIGHT: Final = "in_flight"
+HEALTHY: Final = "healthy"
+
+PRECEDENCE: Final = (
+    ROUTE_REJECTED,
+    STALE_CONTROL,
+    OPEN_TOOL_PROTOCOL,
+    CONTEXT_INCOMPLETE,
+    CONTRACT_REJECTED,
+    DESTINATION_NOT_STARTED,
+    LOOP,
+    FALSE_COMPLETE,
+    APPROVAL_OVERDUE,
+    WAIT_UNCERTAIN,
+    WAITING_ON_APPROVAL,
+    IN_FLIGHT,
+    HEALTHY,
+)
+"""All verdicts, worst first: the first rule that fails wins; a run takes its worst."""
+
+VERDICTS: Final = PRECEDENCE
+FAILURE_VERDICTS: Final = PRECEDENCE[:10]
+"""Verdicts 1–10 of DESIGN §4: the unhealthy ones."""
+REJECTION_VERDICTS: Final = (ROUTE_REJECTED, CONTRACT_REJECTED)
+"""What the weekly review counts as a rejection."""
+
+RANK: Final = {v: i for i, v in enumerate(PRECEDENCE)}
+
+VERDICT_LABELS: Final = {
+    ROUTE_REJECTED: "Route rejected",
+    STALE_CONTROL: "Stale control",
+    OPEN_TOOL_PROTOCOL: "Tool call left open",
+    CONTEXT_INCOMPLETE: "Context incomplete",
+    CONTRACT_REJECTED: "Contract rejected",
+    DESTINATION_NOT_STARTED: "Destination never started",
+    LOOP: "Loop",
+    FALSE_COMPLETE: "False completion",
+    APPROVAL_OVERDUE: "Approval overdue",
+    WAIT_UNCERTAIN: "Wait uncertain",
+    WAITING_ON_APPROVAL: "Waiting on approval",
+    IN_FLIGHT: "In flight",
+    HEALTHY: "Healthy",
+}
+"""Words a person reads, for each verdict."""
+
+NEXT_STEPS: Final = {
+    ROUTE_REJECTED: "Block; restore a declared route.",
+    STALE_CONTROL: "Reconcile persisted state before retry.",
+    OPEN_TOOL_PROTOCOL: "Repair history before another model call.",
+    CONTEXT_INCOMPLETE: "Rebuild the minimal contract.",
+    CONTRACT_REJECTED: "Repair (invalid), reload and regenerate (stale), stop and escalate (unauthorized).",
+    DESTINATION_NOT_STARTED: "Inspect routing and admission.",
+    LOOP: "Break the back-edge; fall back.",
+    FALSE_COMPLETE: "Reopen; run the verifier.",
+    APPROVAL_OVERDUE: "Escalate to the owner.",
+    WAIT_UNCERTAIN: "Fix the checkpoint.",
+    WAITING_ON_APPROVAL: "Leave it alone; notify the owner.",
+    IN_FLIGHT: "—",
+    HEALTHY: "Nothing.",
+}
+"""The safe next step shown to the operator (DESIGN §4)."""
+
+REJECTION_NEXT_STEPS: Final = {
+    REJECTION_INVALID: "repair",
+    REJECTION_STALE: "reload and regenerate",
+    REJECTION_UNAUTHORIZED: "stop and escalate",
+    REJECTION_NO_BUDGET: "stop and escalate",
+    REJECTION_VAGUE_GOAL: "repair",
+}
+
+# --- the six boundaries of a handoff (article 004), plus run-level checks ---------------
+
+BOUNDARY_ROUTE: Final = "route"
+BOUNDARY_CONTROL: Final = "control"
+BOUNDARY_TOOL_PROTOCOL: Final = "tool_protocol"
+BOUNDARY_CONTEXT: Final = "context"
+BOUNDARY_DESTINATION: Final = "destination"
+BOUNDARY_RESULT: Final = "result"
+BOUNDARIES: Final = (
+    BOUNDARY_ROUTE,
+    BOUNDARY_CONTROL,
+    BOUNDARY_TOOL_PROTOCOL,
+    BOUNDARY_CONTEXT,
+    BOUNDARY_DESTINATION,
+    BOUNDARY_RESULT,
+)
+BOUNDARY_PROGRESS: Final = "progress"
+"""Not one of the six: a loop is a failure of progress across handoffs."""
+BOUNDARY_WAIT: Final = "wait"
+"""Not one of the six: a human wait's checkpoint."""
+
+VERDICT_BOUNDARY: Final = {
+    ROUTE_REJECTED: BOUNDARY_ROUTE,
+    STALE_CONTROL: BOUNDARY_CONTROL,
+    OPEN_TOOL_PROTOCOL: BOUNDARY_TOOL_PROTOCOL,
+    CONTEXT_INCOMPLETE: BOUNDARY_CONTEXT,
+    CONTRACT_REJECTED: BOUNDARY_DESTINATION,
+    DESTINATION_NOT_STARTED: BOUNDARY_DESTINATION,
+    LOOP: BOUNDARY_PROGRESS,
+    FALSE_COMPLETE: BOUNDARY_RESULT,
+    APPROVAL_OVERDUE: BOUNDARY_WAIT,
+    WAIT_UNCERTAIN: BOUNDARY_WAIT,
+}
+"""Which boundary a failure verdict belongs to (`failed_boundary` in the query API)."""
+
+# --- the allowlist: name -> (type, bound) -----------------------------------------------
+
+STR: Final = "str"
+INT: Final = "int"
+BOOL: Final = "bool"
+STR_ARRAY: Final = "str[]"
+
+MAX_ID_LEN: Final = 128
+MAX_NAME_LEN: Final = 128
+MAX_CODE_LEN: Final = 64
+MAX_ARRAY_ITEMS: Final = 64
+
+CODE_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+"""Bounded codes and key names: no spaces, so free text cannot pass for a code."""
+
+
+@dataclass(frozen=True)
+class AttributeSpec:
+    name: str
+    type: str
+    max_len: int = MAX_ID_LEN
+    code: bool = False
+    """Values must match CODE_PATTERN (identifiers-as-codes, no free text)."""
+    values: tuple[str, ...] | None = None
+    """Closed vocabulary, when there is one."""
+
+
+def _spec(name: str, type_: str, **kw: object) -> tuple[str, AttributeSpec]:
+    return name, AttributeSpec(name, type_, **kw)  # type: ignore[arg-type]
+
+
+ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
+    [
+        _spec(RUN_ID, STR),
+        _spec(RUN_STATUS, STR, values=RUN_STATUSES),
+        _spec(RUN_FINAL_AGENT, STR, max_len=MAX_NAME_LEN),
+        _spec(RUN_TURNS, INT),
+        _spec(RUN_STARTED, INT),
+        _spec(HANDOFF_ID, STR),
+        _spec(FROM_AGENT, STR, max_len=MAX_NAME_LEN),
+        _spec(TO_AGENT, STR, max_len=MAX_NAME_LEN),
+        _spec(TURN, INT),
+        _spec(FINGERPRINT, STR, max_len=64, code=True),
+        _spec(STATE_VERSION, INT),
+        _spec(HISTORY_ITEMS_FORWARDED, INT),
+        _spec(HISTORY_ITEMS_TOTAL, INT),
+        _spec(ROUTE_DECLARED, BOOL),
+        _spec(TOOL_CALL_ID, STR, code=True),
+        _spec(CONTEXT_REQUIRED_KEYS, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
+        _spec(CONTRACT_VERSION, STR, max_len=MAX_CODE_LEN, code=True),
+        _spec(BUDGET_REMAINING, INT),
+        _spec(REASON, STR, max_len=MAX_CODE_LEN, code=True),
+        _spec(ROUTE_GOTO, STR, max_len=MAX_NAME_LEN),
+        _spec(CONTROL_BEFORE, STR, max_len=MAX_NAME_LEN),
+        _spec(CONTROL_AFTER, STR, max_len=MAX_NAME_LEN),
+        _spec(TOOL_CALL_CLOSED, BOOL),
+        _spec(DESTINATION_STARTED, BOOL),
+        _spec(CONTEXT_MISSING_KEYS, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
+        _spec(VERDICT, STR, values=PRECEDENCE),
+        _spec(REJECTION_REASON, STR, values=REJECTION_REASONS),
+        _spec(REJECTION_FIELDS, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
+        _spec(DESTINATION_CLAIMS_DONE, BOOL),
+        _spec(WAIT_OWNER, STR, max_len=MAX_NAME_LEN, code=True),
+        _spec(WAIT_REASON, STR, max_len=MAX_CODE_LEN, code=True),
+        _spec(WAIT_DEADLINE, INT),
+        _spec(WAIT_RESUME_TOKEN_ID, STR, code=True),
+        _spec(WAIT_STATE_PERSISTED, BOOL),
+        _spec(WAIT_DECISION, STR, values=WAIT_DECISIONS),
+        _spec(OUTCOME_VERIFIER, STR, max_len=MAX_CODE_LEN, code=True),
+        _spec(OUTCOME_RESULT, STR, values=OUTCOME_RESULTS),
+        _spec(OUTCOME_RECEIPT_ID, STR, code=True),
+        _spec(GEN_AI_AGENT_NAME, STR, max_len=MAX_NAME_LEN),
+        _spec(GEN_AI_CONVERSATION_ID, STR, code=True),
+    ]
+)
+"""Every span attribute allowed on the wire. Anything else is dropped and counted."""
+
+RESOURCE_ATTRIBUTES: Final = (SERVICE_NAME,)
+"""Resource attributes the collector keeps; all others are dropped and counted."""
+
+
+def check_value(spec: AttributeSpec, value: object) -> object | None:
+    """Return `value` if it fits `spec` (type, bound, vocabulary), else None.
+
+    Agent names may hold spaces ("Billing agent") but are bounded in length; codes,
+    ids and key names may not, which keeps a sentence from passing for an identifier.
+    """
+    t = spec.type
+    if t == STR:
+        if type(value) is not str or not value or len(value) > spec.max_len:
+            return None
+        if spec.values is not None and value not in spec.values:
+            return None
+        if spec.code and not CODE_PATTERN.match(value):
+            return None
+        return value
+    if t == INT:
+        # bool is an int subclass; a flag is not a count.
+        if type(value) is not int or not (-(2**63) <= value < 2**63):
+            return None
+        return value
+    if t == BOOL:
+        return value if type(value) is bool else None
+    if t == STR_ARRAY:
+        if not isinstance(value, (list, tuple)) or len(value) > MAX_ARRAY_ITEMS:
+            return None
+        for item in value:
+            if (
+                type(item) is not str
+                or not item
+                or len(item) > spec.max_len
+                or not CODE_PATTERN.match(item)
+            ):
+                return None
+        return tuple(value)
+    return None

@@ -1,0 +1,188 @@
+"""classify(): every verdict of DESIGN §4, and every precedence pair."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.classify import (
+    HandoffEvidence,
+    HandoffStep,
+    classify,
+    find_loops,
+    worst,
+)
+
+NOW = 2_000_000_000 * 10**9
+SEC = 10**9
+
+
+def green() -> HandoffEvidence:
+    """A handoff where every boundary passed and the result was verified."""
+    return HandoffEvidence(
+        run_id="r",
+        handoff_id="h",
+        from_agent="triage",
+        to_agent="billing",
+        first_seen_ns=NOW - 5 * SEC,
+        requested=True,
+        route_declared=True,
+        route_goto="billing",
+        control_before="triage",
+        control_after="billing",
+        tool_call_id="call_1",
+        tool_call_closed=True,
+        required_keys=("order_id",),
+        destination_started=True,
+        claims_done=True,
+        outcome_result="pass",
+    )
+
+
+def wait(ev: HandoffEvidence, **kw: object) -> HandoffEvidence:
+    """Open a wait with all five facts, keeping facts an earlier mutation already set."""
+    facts: dict[str, object] = {"wait_seen": True}
+    if not ev.wait_seen:
+        facts.update(
+            wait_owner="ops-lead",
+            wait_reason="refund_over_limit",
+            wait_deadline_ns=NOW + 600 * SEC,
+            wait_resume_token_id="tok-1",
+            wait_state_persisted=True,
+        )
+    facts.update(kw)
+    return replace(ev, **facts)  # type: ignore[arg-type]
+
+
+FAILURES: dict[str, Callable[[HandoffEvidence], HandoffEvidence]] = {
+    sc.ROUTE_REJECTED: lambda e: replace(e, route_declared=False),
+    sc.STALE_CONTROL: lambda e: replace(e, control_after="triage"),
+    sc.OPEN_TOOL_PROTOCOL: lambda e: replace(e, tool_call_closed=False),
+    sc.CONTEXT_INCOMPLETE: lambda e: replace(e, missing_keys=("order_id",)),
+    sc.CONTRACT_REJECTED: lambda e: replace(e, rejection_reason=sc.REJECTION_STALE),
+    sc.DESTINATION_NOT_STARTED: lambda e: replace(e, destination_started=None, first_seen_ns=NOW - 60 * SEC),
+    sc.LOOP: lambda e: replace(e, loop=True),
+    sc.FALSE_COMPLETE: lambda e: replace(e, claims_done=True, outcome_result=None),
+    sc.APPROVAL_OVERDUE: lambda e: wait(e, wait_deadline_ns=NOW - SEC),
+    sc.WAIT_UNCERTAIN: lambda e: wait(e, wait_owner=None),
+}
+
+
+def judge(ev: HandoffEvidence) -> str:
+    return classify(ev, now_ns=NOW, grace_seconds=30).verdict
+
+
+def test_green_is_healthy() -> None:
+    c = classify(green(), now_ns=NOW)
+    assert (c.verdict, c.failed_boundary, c.healthy) == (sc.HEALTHY, None, True)
+
+
+@pytest.mark.parametrize("verdict", list(FAILURES))
+def test_each_failure_verdict(verdict: str) -> None:
+    c = classify(FAILURES[verdict](green()), now_ns=NOW, grace_seconds=30)
+    assert c.verdict == verdict
+    assert c.failed_boundary == sc.VERDICT_BOUNDARY[verdict]
+    assert c.why and not c.healthy
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [(a, b) for a, b in itertools.combinations(sc.PRECEDENCE[:10], 2)],
+)
+def test_earlier_failure_is_never_hidden(earlier: str, later: str) -> None:
+    ev = FAILURES[earlier](FAILURES[later](green()))
+    assert judge(ev) == earlier
+    ev = FAILURES[later](FAILURES[earlier](green()))
+    assert judge(ev) == earlier
+
+
+def test_route_goto_mismatch_is_route_rejected() -> None:
+    assert judge(replace(green(), route_goto="refunds")) == sc.ROUTE_REJECTED
+
+
+def test_control_before_not_sender_is_stale() -> None:
+    assert judge(replace(green(), control_before="supervisor")) == sc.STALE_CONTROL
+
+
+def test_explicit_not_started_is_immediate() -> None:
+    ev = replace(green(), destination_started=False, first_seen_ns=NOW)
+    assert judge(ev) == sc.DESTINATION_NOT_STARTED
+
+
+def test_in_flight_within_grace_then_not_started_after() -> None:
+    ev = replace(green(), destination_started=None, first_seen_ns=NOW - 10 * SEC, claims_done=False, outcome_result=None)
+    assert judge(ev) == sc.IN_FLIGHT
+    later = classify(ev, now_ns=NOW + 25 * SEC, grace_seconds=30)
+    assert later.verdict == sc.DESTINATION_NOT_STARTED
+
+
+def test_waiting_on_approval_then_overdue_then_decided() -> None:
+    ev = wait(replace(green(), claims_done=False, outcome_result=None))
+    assert judge(ev) == sc.WAITING_ON_APPROVAL
+    assert classify(ev, now_ns=NOW + 601 * SEC).verdict == sc.APPROVAL_OVERDUE
+    assert judge(replace(ev, wait_decision=sc.WAIT_DECISION_APPROVED)) == sc.HEALTHY
+    assert judge(replace(ev, wait_decision=sc.WAIT_DECISION_EXPIRED)) == sc.APPROVAL_OVERDUE
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [
+        {"wait_owner": None},
+        {"wait_reason": None},
+        {"wait_deadline_ns": None},
+        {"wait_resume_token_id": None},
+        {"wait_state_persisted": False},
+    ],
+)
+def test_each_missing_wait_fact_is_uncertain(missing: dict[str, object]) -> None:
+    assert judge(wait(green(), **missing)) == sc.WAIT_UNCERTAIN
+
+
+def test_claims_done_with_failed_verifier_is_false_complete() -> None:
+    assert judge(replace(green(), outcome_result="fail")) == sc.FALSE_COMPLETE
+
+
+def test_claims_done_while_waiting_is_false_complete() -> None:
+    ev = wait(replace(green(), outcome_result=None), claims_done=True)
+    assert judge(ev) == sc.FALSE_COMPLETE
+
+
+def test_worst() -> None:
+    assert worst([sc.HEALTHY, sc.LOOP, sc.IN_FLIGHT]) == sc.LOOP
+    assert worst([]) == sc.HEALTHY
+
+
+def steps(*edges: tuple[str, str, int]) -> list[HandoffStep]:
+    return [HandoffStep(f"h{i}", a, b, "fp", sv) for i, (a, b, sv) in enumerate(edges, 1)]
+
+
+def test_ping_pong_without_progress_is_a_loop() -> None:
+    report = find_loops(steps(("A", "B", 1), ("B", "A", 1), ("A", "B", 1)))
+    assert report.looping_ids == {"h2", "h3"}
+    assert report.cycle == ["A", "B", "A"]
+    assert report.repeats == 2
+
+
+def test_cycle_of_three_without_progress_is_a_loop() -> None:
+    report = find_loops(steps(("A", "B", 1), ("B", "C", 1), ("C", "A", 1)))
+    assert report.looping_ids == {"h3"}
+    assert report.cycle == ["A", "B", "C", "A"]
+
+
+def test_retry_with_state_progress_is_not_a_loop() -> None:
+    report = find_loops(steps(("A", "B", 1), ("B", "A", 2), ("A", "B", 3), ("B", "C", 4)))
+    assert report.looping_ids == set()
+    assert report.cycle == []
+
+
+def test_repeat_key_is_a_loop_even_after_a_detour() -> None:
+    run = [
+        HandoffStep("h1", "A", "B", "fp", 1),
+        HandoffStep("h2", "B", "C", "other", 2),
+        HandoffStep("h3", "C", "B", "fp", 1),
+    ]
+    assert find_loops(run).looping_ids == {"h3"}

@@ -1,0 +1,58 @@
+"""Every name of the contract is documented in docs/semconv.md (and the doc names nothing unknown)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from handoffscope.instrumentation import semconv as sc
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "semconv.md"
+
+
+def _contract_strings() -> set[str]:
+    names = set(sc.SPAN_NAMES) | set(sc.ATTRIBUTES) | set(sc.RESOURCE_ATTRIBUTES)
+    names |= set(sc.PRECEDENCE) | set(sc.RUN_STATUSES) | set(sc.REJECTION_REASONS)
+    names |= set(sc.WAIT_DECISIONS) | set(sc.OUTCOME_RESULTS) | set(sc.BOUNDARIES)
+    names |= {sc.BOUNDARY_PROGRESS, sc.BOUNDARY_WAIT}
+    return names
+
+
+def test_every_contract_name_is_documented() -> None:
+    text = DOC.read_text()
+    documented = set(re.findall(r"`([^`]+)`", text))
+    missing = sorted(n for n in _contract_strings() if n not in documented)
+    assert not missing, f"not documented in docs/semconv.md: {missing}"
+
+
+def test_every_attribute_row_states_its_type() -> None:
+    text = DOC.read_text()
+    for name, spec in sc.ATTRIBUTES.items():
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{name}`")), None)
+        assert row is not None, f"{name} has no table row"
+        assert f"`{spec.type}`" in row, f"{name}: row does not state type {spec.type}"
+
+
+def test_documented_attributes_exist() -> None:
+    text = DOC.read_text()
+    rows = re.findall(r"^\| `([a-z_.]+)` \| `(?:str|int|bool|str\[\])`", text, re.M)
+    assert rows, "attribute table not found"
+    unknown = [r for r in rows if r not in sc.ATTRIBUTES and r not in sc.RESOURCE_ATTRIBUTES]
+    assert not unknown, f"documented but not in semconv: {unknown}"
+
+
+def test_precedence_matches_design_order() -> None:
+    assert sc.PRECEDENCE[:10] == (
+        "route_rejected",
+        "stale_control",
+        "open_tool_protocol",
+        "context_incomplete",
+        "contract_rejected",
+        "destination_not_started",
+        "loop",
+        "false_complete",
+        "approval_overdue",
+        "wait_uncertain",
+    )
+    assert sc.PRECEDENCE[10:] == ("waiting_on_approval", "in_flight", "healthy")
+    assert set(sc.VERDICT_LABELS) == set(sc.PRECEDENCE) == set(sc.NEXT_STEPS)
