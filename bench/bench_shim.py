@@ -122,7 +122,15 @@ def burst(rate: int, seconds: float) -> dict[str, float]:
     total = int(rate * seconds)
     t0 = time.perf_counter()
     for i in range(total):
-        rec.handoff_requested("run-burst", f"h{i}", from_agent="a", to_agent="b", turn=i, fingerprint=FP, state_version=i)
+        rec.handoff_requested(
+            "run-burst",
+            f"h{i}",
+            from_agent="a",
+            to_agent="b",
+            turn=i,
+            fingerprint=FP,
+            state_version=i,
+        )
         rec.handoff_accepted("run-burst", f"h{i}", agent="b")
         # pace to the target rate (a tight loop above it is also fine: it is a burst)
         ahead = (i + 1) / rate - (time.perf_counter() - t0)
@@ -142,7 +150,9 @@ def burst(rate: int, seconds: float) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--spans", type=int, default=20_000, help="spans per round")
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--burst-rate", type=int, default=10_000, help="handoffs per second")
@@ -159,13 +169,21 @@ def main(argv: list[str] | None = None) -> int:
     print("== shim cost per evidence span (app thread), median of", args.rounds, "rounds")
     print(f"bare OTel SDK span + BatchSpanProcessor : {b * 1e6:7.2f} µs  (baseline)")
     print(f"HandoffRecorder.handoff_requested       : {s * 1e6:7.2f} µs")
-    print(f"ratio                                   : {ratio:7.2f}x  (target ≤ 1.30x) {'OK' if ratio <= 1.3 else 'OVER'}")
+    print(
+        f"ratio                                   : {ratio:7.2f}x  (target ≤ 1.30x) {'OK' if ratio <= 1.3 else 'OVER'}"
+    )
 
     r = burst(args.burst_rate, args.burst_seconds)
-    print(f"== burst: {args.burst_rate} handoffs/s for {args.burst_seconds:g} s, configure() defaults, OTLP/HTTP")
+    print(
+        f"== burst: {args.burst_rate} handoffs/s for {args.burst_seconds:g} s, configure() defaults, OTLP/HTTP"
+    )
     print(f"handoffs emitted                        : {r['handoffs']:.0f} ({r['spans']:.0f} spans)")
-    print(f"achieved rate                           : {r['achieved_handoffs_per_s']:.0f} handoffs/s")
-    print(f"spans dropped                           : {r['dropped']:.0f}  (target 0) {'OK' if r['dropped'] == 0 else 'OVER'}")
+    print(
+        f"achieved rate                           : {r['achieved_handoffs_per_s']:.0f} handoffs/s"
+    )
+    print(
+        f"spans dropped                           : {r['dropped']:.0f}  (target 0) {'OK' if r['dropped'] == 0 else 'OVER'}"
+    )
     return 0
 
 

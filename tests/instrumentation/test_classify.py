@@ -64,7 +64,9 @@ FAILURES: dict[str, Callable[[HandoffEvidence], HandoffEvidence]] = {
     sc.OPEN_TOOL_PROTOCOL: lambda e: replace(e, tool_call_closed=False),
     sc.CONTEXT_INCOMPLETE: lambda e: replace(e, missing_keys=("order_id",)),
     sc.CONTRACT_REJECTED: lambda e: replace(e, rejection_reason=sc.REJECTION_STALE),
-    sc.DESTINATION_NOT_STARTED: lambda e: replace(e, destination_started=None, first_seen_ns=NOW - 60 * SEC),
+    sc.DESTINATION_NOT_STARTED: lambda e: replace(
+        e, destination_started=None, first_seen_ns=NOW - 60 * SEC
+    ),
     sc.LOOP: lambda e: replace(e, loop=True),
     sc.FALSE_COMPLETE: lambda e: replace(e, claims_done=True, outcome_result=None),
     sc.APPROVAL_OVERDUE: lambda e: wait(e, wait_deadline_ns=NOW - SEC),
@@ -114,7 +116,13 @@ def test_explicit_not_started_is_immediate() -> None:
 
 
 def test_in_flight_within_grace_then_not_started_after() -> None:
-    ev = replace(green(), destination_started=None, first_seen_ns=NOW - 10 * SEC, claims_done=False, outcome_result=None)
+    ev = replace(
+        green(),
+        destination_started=None,
+        first_seen_ns=NOW - 10 * SEC,
+        claims_done=False,
+        outcome_result=None,
+    )
     assert judge(ev) == sc.IN_FLIGHT
     later = classify(ev, now_ns=NOW + 25 * SEC, grace_seconds=30)
     assert later.verdict == sc.DESTINATION_NOT_STARTED

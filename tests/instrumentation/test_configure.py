@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
@@ -108,7 +108,9 @@ class BlockedExporter(SpanExporter):
 def test_full_queue_drops_and_counts_without_blocking() -> None:
     stats.reset()
     exporter = BlockedExporter()
-    provider = configure(exporter=exporter, max_queue_size=10, max_export_batch_size=5, set_global=False)
+    provider = configure(
+        exporter=exporter, max_queue_size=10, max_export_batch_size=5, set_global=False
+    )
     recorder = HandoffRecorder(provider)
     for i in range(100):
         recorder.handoff_requested("r", f"h{i}", from_agent="a", to_agent="b")
@@ -124,7 +126,10 @@ def test_full_queue_drops_and_counts_without_blocking() -> None:
 def test_dead_endpoint_never_raises(protocol: str) -> None:
     stats.reset()
     provider = configure(
-        endpoint=f"http://127.0.0.1:{closed_port()}", protocol=protocol, timeout=0.5, set_global=False
+        endpoint=f"http://127.0.0.1:{closed_port()}",
+        protocol=protocol,
+        timeout=0.5,
+        set_global=False,
     )
     recorder = HandoffRecorder(provider)
     for i in range(50):

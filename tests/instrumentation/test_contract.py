@@ -23,8 +23,14 @@ def contract(**changes: Any) -> dict[str, Any]:
         "next_objective": "Issue the refund for the duplicate charge",
         "confirmed_state": "ready",
         "state_version": 7,
-        "evidence": [{"kind": "check", "reference": "chk-42"}, {"kind": "artifact", "reference": "art-7"}],
-        "authority": {"allowed_tools": ["refund.create"], "forbidden_actions": ["refund.over_limit"]},
+        "evidence": [
+            {"kind": "check", "reference": "chk-42"},
+            {"kind": "artifact", "reference": "art-7"},
+        ],
+        "authority": {
+            "allowed_tools": ["refund.create"],
+            "forbidden_actions": ["refund.over_limit"],
+        },
         "acceptance": ["refund id recorded on the ticket"],
         "recovery": {"on_reject": "repair", "resume_from": None},
         "budget": {"remaining_calls": 5},
@@ -56,15 +62,45 @@ MATRIX = [
     ("valid package with every reference available", contract(), {}, None, ()),
     ("required field missing", without("acceptance"), {}, "invalid", ("acceptance",)),
     ("task id from another run", contract(task_id="T-999"), {}, "invalid", ("task_id",)),
-    ("state version older than current", contract(state_version=5), {}, "stale", ("state_version",)),
-    ("tool outside the receiver's authority", contract(authority={"allowed_tools": ["refund.create", "payout.send"], "forbidden_actions": []}), {}, "unauthorized", ("authority.allowed_tools",)),
-    ("evidence points to a removed artifact", contract(), {"evidence_exists": {"chk-42"}.__contains__}, "stale", ("evidence",)),
-    ("transfer repeated after confirmation", contract(), {"confirmed_handoffs": {"h-1"}}, "stale", ("handoff_id",)),
+    (
+        "state version older than current",
+        contract(state_version=5),
+        {},
+        "stale",
+        ("state_version",),
+    ),
+    (
+        "tool outside the receiver's authority",
+        contract(
+            authority={"allowed_tools": ["refund.create", "payout.send"], "forbidden_actions": []}
+        ),
+        {},
+        "unauthorized",
+        ("authority.allowed_tools",),
+    ),
+    (
+        "evidence points to a removed artifact",
+        contract(),
+        {"evidence_exists": {"chk-42"}.__contains__},
+        "stale",
+        ("evidence",),
+    ),
+    (
+        "transfer repeated after confirmation",
+        contract(),
+        {"confirmed_handoffs": {"h-1"}},
+        "stale",
+        ("handoff_id",),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "c", "kw", "reason", "fields"), MATRIX, ids=[m[0] for m in MATRIX])
-def test_matrix(case: str, c: dict[str, Any], kw: dict[str, Any], reason: str | None, fields: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("case", "c", "kw", "reason", "fields"), MATRIX, ids=[m[0] for m in MATRIX]
+)
+def test_matrix(
+    case: str, c: dict[str, Any], kw: dict[str, Any], reason: str | None, fields: tuple[str, ...]
+) -> None:
     result = check(c, **kw)
     assert result.accepted is (reason is None), case
     assert result.reason == reason
@@ -80,7 +116,9 @@ def test_matrix(case: str, c: dict[str, Any], kw: dict[str, Any], reason: str | 
         ("unauthorized", "stop", "stop"),
     ],
 )
-def test_rejection_follows_the_recovery_policy(reason: str, on_reject: str, expected_step: str) -> None:
+def test_rejection_follows_the_recovery_policy(
+    reason: str, on_reject: str, expected_step: str
+) -> None:
     """Case 8: a rejection produces repair, escalation or stop as the contract's policy says."""
     base = contract(recovery={"on_reject": on_reject, "resume_from": None})
     bad = {
@@ -108,7 +146,11 @@ def test_unsupported_version_and_garbage_are_invalid() -> None:
 
 
 def test_missing_context_keys_are_named_not_valued() -> None:
-    result = check(contract(), required_keys=["order_id", "consent_status"], context={"order_id": "SECRET-VALUE"})
+    result = check(
+        contract(),
+        required_keys=["order_id", "consent_status"],
+        context={"order_id": "SECRET-VALUE"},
+    )
     assert result.missing_keys == ("consent_status",)
     assert result.verdict == sc.CONTEXT_INCOMPLETE
     assert not result.accepted
@@ -116,7 +158,9 @@ def test_missing_context_keys_are_named_not_valued() -> None:
 
 def test_records_the_accept_span(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
     ok = check(contract(), recorder=recorder, run_id="r", handoff_id="h-1", agent="refunds")
-    bad = check(contract(task_id="T-2"), recorder=recorder, run_id="r", handoff_id="h-2", agent="refunds")
+    bad = check(
+        contract(task_id="T-2"), recorder=recorder, run_id="r", handoff_id="h-2", agent="refunds"
+    )
     assert ok.accepted and ok.verdict == sc.HEALTHY
     assert bad.verdict == sc.CONTRACT_REJECTED
     accepted, rejected = exporter.get_finished_spans()

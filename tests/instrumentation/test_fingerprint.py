@@ -14,7 +14,9 @@ from handoffscope.instrumentation.fingerprint import KEY_ENV, canonical, reset_k
 
 def test_keyed_hmac_truncated_to_16_hex() -> None:
     fp = fingerprint("Refund order 1001", {"v": 3}, key=b"k1")
-    expected = hmac.new(b"k1", canonical("Refund order 1001", {"v": 3}), hashlib.sha256).hexdigest()[:16]
+    expected = hmac.new(
+        b"k1", canonical("Refund order 1001", {"v": 3}), hashlib.sha256
+    ).hexdigest()[:16]
     assert fp == expected
     assert len(fp) == 16 and int(fp, 16) >= 0
     assert fingerprint("Refund order 1001", {"v": 3}, key=b"k2") != fp
@@ -38,7 +40,9 @@ def test_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         reset_key()
 
 
-def test_random_key_with_warning_when_unset(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_random_key_with_warning_when_unset(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
     reset_key()
     try:

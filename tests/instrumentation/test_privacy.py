@@ -15,8 +15,12 @@ def planted(where: str) -> str:
     return f"Please refund order 1001 for Ana ({where}) {SENTINEL}"
 
 
-def test_no_sentinel_in_exported_bytes(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
-    recorder.run_started("run-1", agent="triage", prompt=planted("prompt"), instructions=planted("instructions"))
+def test_no_sentinel_in_exported_bytes(
+    recorder: HandoffRecorder, exporter: InMemorySpanExporter
+) -> None:
+    recorder.run_started(
+        "run-1", agent="triage", prompt=planted("prompt"), instructions=planted("instructions")
+    )
     recorder.handoff_requested(
         "run-1",
         "h1",
@@ -50,10 +54,22 @@ def test_no_sentinel_in_exported_bytes(recorder: HandoffRecorder, exporter: InMe
         agent="billing",
     )
     recorder.wait_checkpointed(
-        "run-1", owner=planted("owner"), reason=planted("wait reason"), resume_token_id="tok-1", state_persisted=True
+        "run-1",
+        owner=planted("owner"),
+        reason=planted("wait reason"),
+        resume_token_id="tok-1",
+        state_persisted=True,
     )
-    recorder.outcome_verified("run-1", planted("verifier"), True, receipt_id=planted("receipt"), output=planted("final answer"))
-    recorder.run_ended("run-1", "completed", final_agent="billing", final_output=planted("model output"))
+    recorder.outcome_verified(
+        "run-1",
+        planted("verifier"),
+        True,
+        receipt_id=planted("receipt"),
+        output=planted("final answer"),
+    )
+    recorder.run_ended(
+        "run-1", "completed", final_agent="billing", final_output=planted("model output")
+    )
 
     spans = exporter.get_finished_spans()
     assert len(spans) == 7

@@ -41,7 +41,9 @@ def test_run_started_and_ended(recorder: HandoffRecorder, exporter: InMemorySpan
     }
 
 
-def test_handoff_requested_all_attributes(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
+def test_handoff_requested_all_attributes(
+    recorder: HandoffRecorder, exporter: InMemorySpanExporter
+) -> None:
     fp = fingerprint({"task": "refund"}, {"v": 3}, key=b"k")
     recorder.handoff_requested(
         "run-1",
@@ -83,9 +85,18 @@ def test_handoff_requested_all_attributes(recorder: HandoffRecorder, exporter: I
     assert len(span.attributes[sc.FINGERPRINT]) == 16
 
 
-def test_moments_known_together_share_one_span(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
+def test_moments_known_together_share_one_span(
+    recorder: HandoffRecorder, exporter: InMemorySpanExporter
+) -> None:
     recorder.handoff_requested(
-        "r", "h", from_agent="a", to_agent="b", goto="b", control_before="a", control_after="b", tool_call_closed=True
+        "r",
+        "h",
+        from_agent="a",
+        to_agent="b",
+        goto="b",
+        control_before="a",
+        control_after="b",
+        tool_call_closed=True,
     )
     span = only(exporter)
     assert span.attributes[sc.ROUTE_GOTO] == "b"
@@ -94,11 +105,19 @@ def test_moments_known_together_share_one_span(recorder: HandoffRecorder, export
 
 
 def test_transfer_accept_reject(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
-    recorder.handoff_transferred("r", "h", goto="b", control_before="a", control_after="b", tool_call_closed=False)
+    recorder.handoff_transferred(
+        "r", "h", goto="b", control_before="a", control_after="b", tool_call_closed=False
+    )
     recorder.handoff_accepted("r", "h", agent="b", missing_keys=["consent_status"])
-    recorder.handoff_rejected("r", "h2", "unauthorized", agent="b", fields=["authority.allowed_tools"])
+    recorder.handoff_rejected(
+        "r", "h2", "unauthorized", agent="b", fields=["authority.allowed_tools"]
+    )
     transfer, accept, reject = exporter.get_finished_spans()
-    assert (transfer.name, accept.name, reject.name) == (sc.SPAN_TRANSFER, sc.SPAN_ACCEPT, sc.SPAN_ACCEPT)
+    assert (transfer.name, accept.name, reject.name) == (
+        sc.SPAN_TRANSFER,
+        sc.SPAN_ACCEPT,
+        sc.SPAN_ACCEPT,
+    )
     assert types(transfer.attributes)[sc.TOOL_CALL_CLOSED] is bool
     assert accept.attributes[sc.DESTINATION_STARTED] is True
     assert accept.attributes[sc.CONTEXT_MISSING_KEYS] == ("consent_status",)
@@ -111,8 +130,13 @@ def test_transfer_accept_reject(recorder: HandoffRecorder, exporter: InMemorySpa
 def test_wait_and_outcome(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
     deadline = datetime(2030, 1, 1, tzinfo=timezone.utc)
     recorder.wait_checkpointed(
-        "r", handoff_id="h", owner="ops-lead", reason="refund_over_limit", deadline=deadline,
-        resume_token_id="tok-7", state_persisted=True,
+        "r",
+        handoff_id="h",
+        owner="ops-lead",
+        reason="refund_over_limit",
+        deadline=deadline,
+        resume_token_id="tok-7",
+        state_persisted=True,
     )
     recorder.wait_decided("r", "approved", handoff_id="h", resume_token_id="tok-7")
     recorder.outcome_verified("r", "ticket_closed", True, receipt_id="rcpt-1")
@@ -157,7 +181,9 @@ def test_unknown_and_ill_typed_attributes_are_dropped_and_counted(
     }
 
 
-def test_unknown_keyword_is_dropped_not_raised(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
+def test_unknown_keyword_is_dropped_not_raised(
+    recorder: HandoffRecorder, exporter: InMemorySpanExporter
+) -> None:
     assert recorder.handoff_requested("r", "h", from_agent="a", to_agent="b", prompt="hi") is True
     assert "prompt" not in str(dict(only(exporter).attributes))
     assert stats.snapshot()["attributes_dropped"] == {"prompt": 1}

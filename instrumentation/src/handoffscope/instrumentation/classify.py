@@ -86,7 +86,11 @@ def classify(
     if ev.route_goto is not None and to is not None and ev.route_goto != to:
         return _fail(sc.ROUTE_REJECTED, f"goto names {ev.route_goto}, handoff names {to}")
     # 2. control
-    if ev.control_before is not None and ev.from_agent is not None and ev.control_before != ev.from_agent:
+    if (
+        ev.control_before is not None
+        and ev.from_agent is not None
+        and ev.control_before != ev.from_agent
+    ):
         return _fail(
             sc.STALE_CONTROL, f"control before was {ev.control_before}, sender is {ev.from_agent}"
         )
@@ -100,9 +104,7 @@ def classify(
         )
     # 4. context
     if ev.missing_keys:
-        return _fail(
-            sc.CONTEXT_INCOMPLETE, "missing at destination: " + ", ".join(ev.missing_keys)
-        )
+        return _fail(sc.CONTEXT_INCOMPLETE, "missing at destination: " + ", ".join(ev.missing_keys))
     # 5. contract
     if ev.rejection_reason is not None:
         step = sc.REJECTION_NEXT_STEPS.get(ev.rejection_reason, "repair")
@@ -123,7 +125,10 @@ def classify(
         )
     # 7. loop
     if ev.loop:
-        return _fail(sc.LOOP, "same destination, task and state seen earlier in the run, or a cycle without progress")
+        return _fail(
+            sc.LOOP,
+            "same destination, task and state seen earlier in the run, or a cycle without progress",
+        )
     # 8. result
     if ev.claims_done and ev.outcome_result != sc.OUTCOME_PASS:
         if ev.outcome_result == sc.OUTCOME_FAIL:
@@ -146,7 +151,9 @@ def classify_wait(ev: HandoffEvidence, *, now_ns: int) -> Classification | None:
     if ev.wait_decision is not None:
         return None
     if ev.wait_deadline_ns is not None and ev.wait_deadline_ns <= now_ns:
-        return _fail(sc.APPROVAL_OVERDUE, f"deadline passed; {ev.wait_owner or 'nobody'} has not decided")
+        return _fail(
+            sc.APPROVAL_OVERDUE, f"deadline passed; {ev.wait_owner or 'nobody'} has not decided"
+        )
     missing = [
         name
         for name, present in (

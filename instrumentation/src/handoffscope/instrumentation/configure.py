@@ -63,7 +63,9 @@ def configure(
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "unknown_service"
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
     if exporter is None:
-        exporter = _otlp_exporter(endpoint=endpoint, protocol=protocol, headers=headers, timeout=timeout)
+        exporter = _otlp_exporter(
+            endpoint=endpoint, protocol=protocol, headers=headers, timeout=timeout
+        )
     provider.add_span_processor(
         BoundedBatchSpanProcessor(
             exporter,
@@ -85,11 +87,15 @@ def _otlp_exporter(
     timeout: float | None,
 ) -> SpanExporter:
     proto = (
-        protocol
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-        or PROTOCOL_HTTP
-    ).strip().lower()
+        (
+            protocol
+            or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+            or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+            or PROTOCOL_HTTP
+        )
+        .strip()
+        .lower()
+    )
     if proto not in (PROTOCOL_HTTP, PROTOCOL_GRPC):
         raise ValueError(
             f"unsupported OTLP protocol {proto!r}: use {PROTOCOL_HTTP!r} (default) or {PROTOCOL_GRPC!r}"

@@ -125,13 +125,19 @@ def validate_contract(
         check = ContractCheck(False, sc.REJECTION_INVALID, (), (), "repair")
     if recorder is not None and run_id is not None and handoff_id is not None:
         if check.reason is not None:
-            recorder.handoff_rejected(run_id, handoff_id, check.reason, agent=agent, fields=check.fields)
+            recorder.handoff_rejected(
+                run_id, handoff_id, check.reason, agent=agent, fields=check.fields
+            )
         else:
-            recorder.handoff_accepted(run_id, handoff_id, agent=agent, missing_keys=check.missing_keys)
+            recorder.handoff_accepted(
+                run_id, handoff_id, agent=agent, missing_keys=check.missing_keys
+            )
     return check
 
 
-def _reject(reason: str, fields: Iterable[str], contract: Mapping[str, Any] | None) -> ContractCheck:
+def _reject(
+    reason: str, fields: Iterable[str], contract: Mapping[str, Any] | None
+) -> ContractCheck:
     step = DEFAULT_POLICY[reason]
     if contract is not None:
         recovery = contract.get("recovery")
@@ -185,7 +191,9 @@ def _check(
         not isinstance(evidence, list)
         or not evidence
         or not all(
-            isinstance(e, Mapping) and e.get("kind") in EVIDENCE_KINDS and _nonempty_str(e.get("reference"))
+            isinstance(e, Mapping)
+            and e.get("kind") in EVIDENCE_KINDS
+            and _nonempty_str(e.get("reference"))
             for e in evidence
         )
     ):
@@ -198,7 +206,11 @@ def _check(
     ):
         bad.append("authority")
     acceptance = c.get("acceptance")
-    if not isinstance(acceptance, list) or not acceptance or not all(_nonempty_str(a) for a in acceptance):
+    if (
+        not isinstance(acceptance, list)
+        or not acceptance
+        or not all(_nonempty_str(a) for a in acceptance)
+    ):
         bad.append("acceptance")
     recovery = c.get("recovery")
     if (
@@ -212,6 +224,8 @@ def _check(
         bad.append("state_version")
     if bad:
         return _reject(sc.REJECTION_INVALID, bad, c)
+    # shape checked above; narrow the types for what follows
+    assert isinstance(authority, Mapping) and isinstance(evidence, list)
     if expected_task_id is not None and c["task_id"] != expected_task_id:
         return _reject(sc.REJECTION_INVALID, ("task_id",), c)
 

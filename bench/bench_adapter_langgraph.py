@@ -1,0 +1,149 @@
+"""LangGraph adapter overhead: the same scripted workload with and without the instrumentor.
+
+The workload is a real two-agent swarm (each agent a compiled subgraph: scripted chat
+model -> ToolNode) run through the real runtime: triage hands off to billing with a
+`Command(graph=Command.PARENT)` tool, billing looks an invoice up and answers. One
+invocation = one handoff, ~20 callback events, 4 evidence spans. Rounds alternate between
+the bare graph and the instrumented one (the shipped pipeline: `configure()`'s bounded batch
+processor, exporting to a null exporter so the network is not what we measure), and the
+medians are compared: the ratio is the adapter's cost to the app's own thread.
+
+    .venv/bin/python bench/bench_adapter_langgraph.py [--invocations 200] [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import time
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.graph import START, StateGraph, add_messages
+from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
+from langgraph.types import Command
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from typing_extensions import TypedDict
+
+from handoffscope.instrumentation import configure, stats
+from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
+
+
+class NullExporter(SpanExporter):
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+
+class State(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    active_agent: str
+
+
+_ids = itertools.count()
+
+
+def _call(name: str, **args: Any) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}"}])
+
+
+@tool
+def transfer_to_billing(
+    state: Annotated[dict, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
+) -> Command:
+    """Hand the customer to billing."""
+    done = ToolMessage("transferred", tool_call_id=tool_call_id)
+    return Command(
+        goto="billing",
+        graph=Command.PARENT,
+        update={"messages": [*state["messages"], done], "active_agent": "billing"},
+    )
+
+
+@tool
+def lookup_invoice(order_id: str) -> str:
+    """Look an invoice up."""
+    return f"invoice {order_id}: 80 EUR"
+
+
+def _agent(name: str, script: Iterator[AIMessage], tools: list) -> Any:
+    model = GenericFakeChatModel(messages=script)
+    g = StateGraph(State)
+    g.add_node("model", lambda s: {"messages": [model.invoke(s["messages"])]})
+    g.add_node("tools", ToolNode(tools))
+    g.add_edge(START, "model")
+    g.add_conditional_edges("model", tools_condition)
+    g.add_edge("tools", "model")
+    return g.compile(name=name)
+
+
+def build_graph() -> Any:
+    def triage_script() -> Iterator[AIMessage]:
+        while True:
+            yield _call("transfer_to_billing")
+
+    def billing_script() -> Iterator[AIMessage]:
+        while True:
+            yield _call("lookup_invoice", order_id="A-1")
+            yield AIMessage("refund is on its way")
+
+    g = StateGraph(State)
+    g.add_node(
+        "triage",
+        _agent("triage", triage_script(), [transfer_to_billing]),
+        destinations=("billing",),
+    )
+    g.add_node("billing", _agent("billing", billing_script(), [lookup_invoice]))
+    g.add_edge(START, "triage")
+    return g.compile()
+
+
+def one_round(graph: Any, n: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(n):
+        graph.invoke({"messages": [("user", "refund please")], "active_agent": "triage"})
+    return (time.perf_counter() - t0) / n
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--invocations", type=int, default=200, help="graph invocations per round")
+    p.add_argument("--rounds", type=int, default=7)
+    args = p.parse_args(argv)
+
+    graph = build_graph()
+    provider = configure(service_name="bench-langgraph", exporter=NullExporter(), set_global=False)
+    ins = LangGraphInstrumentor()
+    one_round(graph, 20)  # warm up imports and caches, both ways
+    ins.instrument(tracer_provider=provider)
+    one_round(graph, 20)
+    ins.uninstrument()
+
+    bare, instrumented = [], []
+    stats.reset()
+    for _ in range(args.rounds):  # alternate so drift on a shared machine hits both
+        bare.append(one_round(graph, args.invocations))
+        ins.instrument(tracer_provider=provider)
+        instrumented.append(one_round(graph, args.invocations))
+        ins.uninstrument()
+    provider.shutdown()
+    b, i = statistics.median(bare), statistics.median(instrumented)
+    spans = stats.spans_emitted / (args.rounds * args.invocations)
+    print("== LangGraph adapter: one handoff per invocation, median of", args.rounds, "rounds")
+    print(f"bare graph invocation                   : {b * 1e6:9.1f} µs  (baseline)")
+    print(f"instrumented invocation                 : {i * 1e6:9.1f} µs")
+    print(f"ratio                                   : {i / b:9.3f}x")
+    print(f"added per invocation (one handoff)      : {(i - b) * 1e6:9.1f} µs")
+    print(f"evidence spans per invocation           : {spans:9.1f}")
+    print(f"spans dropped / internal errors         : {stats.spans_dropped} / {stats.errors}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

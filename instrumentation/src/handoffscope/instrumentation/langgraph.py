@@ -1,0 +1,1066 @@
+"""LangGraph adapter: handoff evidence from real compiled graphs, in two lines.
+
+    from handoffscope.instrumentation import configure
+    from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
+
+    LangGraphInstrumentor().instrument(tracer_provider=configure(service_name="support"))
+
+From then on every `invoke` / `stream` / `ainvoke` / `astream` (and `batch`, `stream_events`,
+which go through them) of every compiled graph is observed. Nothing about the graph changes:
+the instrumentor wraps `Pregel.stream` / `Pregel.astream` and adds one LangChain callback
+handler to the call's config. `uninstrument()` removes the wrappers.
+
+What it sees, and what it emits (names in `semconv`; at most two spans per handoff):
+
+- **Agents** are the nodes of the graph you invoke (the root graph); a node may itself be a
+  compiled subgraph with its own model and tools (the swarm / supervisor shape).
+- **A handoff** is a `Command` with a `goto` that moves control from one root node to
+  another: returned by a root node (`Command(goto="billing", update=...)`), or raised from
+  inside a node's subgraph with `graph=Command.PARENT` — typically by a handoff tool. A
+  `ParentCommand` bubbles through every level and reaches callbacks several times; it is
+  recorded once, when it reaches the root node that hands off. Each `goto` target (a node
+  name or a `Send`) is one handoff; `goto=END` and a node sending to itself are not handoffs.
+- `handoff.request`, as soon as the command is seen: `from_agent`, `to_agent`,
+  `route.goto`, `route.declared` (is the target among the sender's declared destinations:
+  its static and conditional edges, `Command[Literal[...]]` return annotation or
+  `add_node(..., destinations=...)`; omitted when the node declares nothing or has an
+  open-ended branch), `turn` (the superstep), `tool_call.id` (when a tool issued it),
+  `control.before` (the sender's view of the control key, default `active_agent`),
+  `fingerprint` and `state_version` (below).
+- `handoff.transfer`, when the destination node starts: `destination.started=true`,
+  `control.after` (the destination's view of the control key — a graph that declares the
+  key but never set it reports `(unset)`, which is stale), and `tool_call.closed` (does a
+  `ToolMessage` with the handoff's own `tool_call_id` sit in the destination's messages).
+  A destination that never starts (recursion limit, crash) sends nothing more: the
+  collector calls it `destination_not_started` after its grace window.
+- `handoff.run` at start (`started`) and end: `completed`, `failed`, `interrupted` (a node
+  called `interrupt()`, or the caller stopped iterating), `max_turns` (`GraphRecursionError`),
+  with `run.final_agent` and `run.turns` (supersteps).
+- `handoff.wait` when an `interrupt()` is checkpointed (`wait.resume_token_id` is the
+  interrupt id, `wait.state_persisted` is true when the graph has a checkpointer and a
+  thread id), and again with `wait.decision` when `Command(resume=...)` answers it.
+
+**Run ids.** Each invocation is a run (`handoff.run_id`, a random hex id). The thread id
+(`config["configurable"]["thread_id"]`) is exported as `gen_ai.conversation.id` (pass an
+opaque id, or `export_thread_id=False`). A `Command(resume=...)` on a thread whose run is
+waiting continues that run, in this process or another one: the run id is stored in the
+checkpoint's metadata under `handoff.run_id`. Nodes that re-run after a resume are not
+counted twice (handoff ids derive from LangGraph's own task ids; a destination is admitted
+once).
+
+**Loops.** `state_version` counts the messages that are *work* — everything except the
+handoff plumbing (an `AIMessage` whose tool calls are all handoffs, and the `ToolMessage`s
+answering them); `fingerprint` is the keyed HMAC (`fingerprint()`) of the ids of the human
+messages and of the other state values (not the messages, not the control key, not managed
+values). Agents handing work back and forth without doing any is therefore a loop; a retry
+after real progress is not. Message *content* is never read into a span: only types, ids and
+tool-call ids are looked at, and the fingerprint is an HMAC.
+
+**Waits.** Say who owns an approval, why, and until when, by merging `wait_details(...)` into
+the interrupt value (it travels with the interrupt to your UI and into the checkpoint):
+
+    from handoffscope.instrumentation.langgraph import wait_details
+    answer = interrupt({"question": "Refund 80 EUR?",
+                        **wait_details(owner="billing-lead", reason="refund_over_limit",
+                                       deadline=time.time() + 3600)})
+
+or set defaults for every wait: `instrument(wait_owner=..., wait_reason=..., wait_timeout_s=...)`.
+The decision is read from the resume value's *shape* only: `True`/`False`;
+`"approved"`/`"rejected"`/`"expired"`; a mapping with `decision`, `type` (`accept`, `edit`,
+`response`, `approve` -> approved; `ignore`, `reject` -> rejected) or a boolean `approved`;
+a `decisions` list (rejected if any is); a mapping keyed by interrupt id. Any other value
+means the human answered, which counts as approved. Waits belong to the run (no
+`handoff.id`): a resume served by another process cannot know which handoff a wait
+followed, and the checkpoint and its decision must land on the same record.
+
+**Outcomes.** A run that ends `completed` claims to be done; record the verifier's result or
+the collector calls it a false completion. Inside a node (or after `invoke`, passing the
+config you invoked with):
+
+    instrumentor.record_outcome("refund_posted", passed, receipt_id=receipt.id)
+
+**Limits.** Static breakpoints (`interrupt_before` / `interrupt_after`) are debugging
+stops, not waits: such a run reports `completed`. Graphs invoked from inside a node on the
+node's own config belong to the outer run; with a thread of their own they are runs of
+their own. A `RemoteGraph` is not observed (its graph runs in another process — instrument
+that one). Adding any callback handler makes LangChain run its callback machinery for every
+step; `bench/bench_adapter_langgraph.py` measures what that and the spans cost.
+
+The instrumentor never raises into your graph: its failures are logged at debug level and
+counted in `handoffscope.instrumentation.stats`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import logging
+import re
+import threading
+import time
+import uuid
+import weakref
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from typing import Any
+
+from opentelemetry.trace import TracerProvider
+
+from . import semconv as sc
+from .fingerprint import fingerprint
+from .recorder import HandoffRecorder, to_epoch_ns
+from .stats import stats
+
+_log = logging.getLogger(__name__)
+
+__all__ = ["WAIT_KEY", "LangGraphInstrumentor", "LangGraphSettings", "wait_details"]
+
+WAIT_KEY = "handoffscope.wait"
+"""Key of an interrupt value's mapping that holds the wait's owner, reason and deadline."""
+UNSET_AGENT = "(unset)"
+"""`control.after` when the graph declares the control key but the handoff never set it."""
+RUN_ID_METADATA_KEY = sc.RUN_ID
+"""Config (and so checkpoint) metadata key holding the run id, for resumes in another process."""
+
+_APPROVE = frozenset({"approved", "approve", "accept", "accepted", "edit", "response", "yes"})
+_REJECT = frozenset({"rejected", "reject", "ignore", "deny", "denied", "no"})
+_INTERRUPT_ID = re.compile(r"^[0-9a-f]{32}$")
+_CHECKPOINT_COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+_TASK_ID_KEY = "__pregel_task_id"
+_CHECKPOINTER_KEY = "__pregel_checkpointer"
+
+_last_run_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "handoffscope_langgraph_last_run", default=None
+)
+
+
+@dataclass(frozen=True)
+class LangGraphSettings:
+    """What `instrument(**settings)` accepts. Every field is optional."""
+
+    control_key: str | None = "active_agent"
+    """State key naming the agent that holds control (`None`: no control evidence)."""
+    messages_key: str = "messages"
+    """State key of the message list (tool protocol and progress are read from it)."""
+    export_thread_id: bool = True
+    """Export the thread id as `gen_ai.conversation.id` (it must be opaque)."""
+    wait_owner: str | None = None
+    """Owner of a wait whose interrupt value names none (a bounded code: `billing-lead`)."""
+    wait_reason: str | None = None
+    """Reason code of a wait whose interrupt value names none (`refund_over_limit`)."""
+    wait_timeout_s: float | None = None
+    """Deadline of a wait whose interrupt value names none: this many seconds after it."""
+    max_threads: int = 10_000
+    """Threads (and runs) remembered for resumes and outcomes; the oldest are forgotten."""
+
+
+def wait_details(
+    *,
+    owner: str | None = None,
+    reason: str | None = None,
+    deadline: datetime | float | int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """`{WAIT_KEY: {...}}` to merge into an `interrupt()` value: who owns the wait, why, until when.
+
+    `owner` and `reason` are bounded codes (no spaces); `deadline` a datetime, epoch seconds
+    or epoch nanoseconds. Only these three facts are read from the interrupt value.
+    """
+    facts: dict[str, Any] = {}
+    if owner is not None:
+        facts["owner"] = owner
+    if reason is not None:
+        facts["reason"] = reason
+    ns = to_epoch_ns(deadline)
+    if ns is not None:
+        facts["deadline_ns"] = ns
+    return {WAIT_KEY: facts}
+
+
+# --- per-run memory ---------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    """A handoff requested and not yet admitted by its destination."""
+
+    handoff_id: str
+    to_agent: str
+    step: int | None
+    tool_call_id: str | None
+    closed_in_update: bool | None
+
+
+class _Run:
+    """What the adapter remembers about one run, across its invocations (resumes)."""
+
+    def __init__(self, run_id: str, conversation_id: str | None) -> None:
+        self.run_id = run_id
+        self.conversation_id = conversation_id
+        self.lock = threading.Lock()
+        self.open = True
+        self.handoffs: set[str] = set()
+        """Handoff ids already emitted (a command bubbles; nodes re-run after resume)."""
+        self.handoff_calls: set[str] = set()
+        """Tool-call ids that carried a handoff: their messages are plumbing, not progress."""
+        self.pending: dict[str, list[_Pending]] = {}
+        self.open_waits: set[str] = set()
+        self.waits_seen: set[str] = set()
+        self.first_step: int | None = None
+        self.last_step: int | None = None
+        self.last_agent: str | None = None
+
+    @property
+    def turns(self) -> int | None:
+        if self.first_step is None or self.last_step is None:
+            return None
+        return self.last_step - self.first_step + 1
+
+
+class _Lru(OrderedDict):  # type: ignore[type-arg]
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = max(1, limit)
+
+    def put(self, key: Any, value: Any) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
+# --- reading graphs and state without reading content -----------------------------------
+
+
+@dataclass(frozen=True)
+class _GraphInfo:
+    routes: Mapping[str, tuple[frozenset[str], bool]]
+    """node -> (declared destinations, whether that list is complete)."""
+    skip_keys: frozenset[str]
+    """State keys left out of the fingerprint: messages, control, managed values."""
+    control_tracked: bool
+    """The graph has a channel for the control key."""
+
+
+_graph_info_cache: weakref.WeakKeyDictionary[Any, _GraphInfo] = weakref.WeakKeyDictionary()
+
+
+def _graph_info(graph: Any, settings: LangGraphSettings) -> _GraphInfo:
+    try:
+        cached = _graph_info_cache.get(graph)
+    except TypeError:
+        cached = None
+    if cached is not None:
+        return cached
+    targets: dict[str, set[str]] = {}
+    open_ended: set[str] = set()
+    managed: set[str] = set()
+    builder = getattr(graph, "builder", None)
+    if builder is not None:
+        for name, spec in (getattr(builder, "nodes", None) or {}).items():
+            ends = getattr(spec, "ends", None)
+            if ends:
+                targets.setdefault(name, set()).update(ends)  # dict ends: keys are nodes
+        for start, end in getattr(builder, "edges", ()) or ():
+            targets.setdefault(start, set()).add(end)
+        for starts, end in getattr(builder, "waiting_edges", ()) or ():
+            for start in starts:
+                targets.setdefault(start, set()).add(end)
+        for start, branches in (getattr(builder, "branches", None) or {}).items():
+            for branch in branches.values():
+                ends = getattr(branch, "ends", None)
+                if ends is None:
+                    open_ended.add(start)
+                    targets.setdefault(start, set())
+                else:
+                    targets.setdefault(start, set()).update(ends.values())
+        managed.update(getattr(builder, "managed", None) or ())
+    routes = {node: (frozenset(dests), node not in open_ended) for node, dests in targets.items()}
+    skip = {settings.messages_key, *managed}
+    if settings.control_key:
+        skip.add(settings.control_key)
+    channels = getattr(graph, "channels", None) or {}
+    info = _GraphInfo(
+        routes=routes,
+        skip_keys=frozenset(skip),
+        control_tracked=bool(settings.control_key) and settings.control_key in channels,
+    )
+    with contextlib.suppress(TypeError):  # an unhashable graph is just not cached
+        _graph_info_cache[graph] = info
+    return info
+
+
+def _get(state: Any, key: str | None) -> Any:
+    if key is None or state is None:
+        return None
+    if isinstance(state, Mapping):
+        return state.get(key)
+    return getattr(state, key, None)
+
+
+def _agent(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _call_ids(message: Any) -> list[Any]:
+    calls = getattr(message, "tool_calls", None) or ()
+    return [c.get("id") for c in calls if isinstance(c, Mapping)]
+
+
+def _progress(
+    messages: Any, added: Any, handoff_calls: set[str]
+) -> tuple[int | None, tuple[str, ...]]:
+    """(work messages, ids of human messages) after a step — types and ids only, never content.
+
+    `messages` is the state the sender started from, `added` the messages its command adds
+    (deduplicated by id, as `add_messages` does): work an agent did inside its subgraph
+    only reaches the root state through the handoff's update.
+    """
+    lists = [m for m in (messages, added) if isinstance(m, (list, tuple))]
+    if not lists:
+        return None, ()
+    work = 0
+    human: list[str] = []
+    seen: set[str] = set()
+    position = 0
+    for msgs in lists:
+        for m in msgs:
+            position += 1
+            mid = getattr(m, "id", None)
+            if isinstance(mid, str):
+                if mid in seen:
+                    continue
+                seen.add(mid)
+            kind = getattr(m, "type", None)
+            if kind == "tool" and getattr(m, "tool_call_id", None) in handoff_calls:
+                continue
+            if kind == "ai":
+                ids = _call_ids(m)
+                if ids and all(call in handoff_calls for call in ids):
+                    continue
+            if kind == "human":
+                human.append(mid if isinstance(mid, str) else str(position))
+            work += 1
+    return work, tuple(human)
+
+
+def _tool_closed(messages: Any, tool_call_id: str) -> bool | None:
+    if not isinstance(messages, (list, tuple)):
+        return None
+    for m in reversed(messages):
+        if getattr(m, "type", None) == "tool" and getattr(m, "tool_call_id", None) == tool_call_id:
+            return True
+    return False
+
+
+def _decision(value: Any) -> str:
+    """A wait decision from the resume value's shape; see the module docstring."""
+    if isinstance(value, bool):
+        return sc.WAIT_DECISION_APPROVED if value else sc.WAIT_DECISION_REJECTED
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word == sc.WAIT_DECISION_EXPIRED:
+            return sc.WAIT_DECISION_EXPIRED
+        if word in _REJECT:
+            return sc.WAIT_DECISION_REJECTED
+        return sc.WAIT_DECISION_APPROVED
+    if isinstance(value, Mapping):
+        approved = value.get("approved")
+        if isinstance(approved, bool):
+            return _decision(approved)
+        for key in ("decision", "type"):
+            named = value.get(key)
+            if isinstance(named, str) and named.strip().lower() in (
+                _APPROVE | _REJECT | {sc.WAIT_DECISION_EXPIRED}
+            ):
+                return _decision(named)
+        many = value.get("decisions")
+        if isinstance(many, (list, tuple)) and many:
+            found = [_decision(d) for d in many]
+            for worst in (sc.WAIT_DECISION_REJECTED, sc.WAIT_DECISION_EXPIRED):
+                if worst in found:
+                    return worst
+    return sc.WAIT_DECISION_APPROVED
+
+
+def _wait_facts(value: Any) -> Mapping[str, Any]:
+    if isinstance(value, (list, tuple)):
+        value = next((v for v in value if isinstance(v, Mapping) and WAIT_KEY in v), None)
+    if isinstance(value, Mapping):
+        facts = value.get(WAIT_KEY)
+        if isinstance(facts, Mapping):
+            return facts
+    return {}
+
+
+def _targets(goto: Any, send_type: type) -> list[str]:
+    items = goto if isinstance(goto, (list, tuple)) else (goto,)
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, send_type):
+            out.append(item.node)  # type: ignore[attr-defined]
+        elif isinstance(item, str):
+            out.append(item)
+    return out
+
+
+# --- the callback handler, one per root invocation --------------------------------------
+
+
+@dataclass
+class _Task:
+    node: str
+    step: int | None
+    ns: str
+    state: Any
+
+
+_handler_type: type | None = None
+
+
+def _handler_class() -> type:
+    """The handler class, built on first use so langchain-core is imported lazily."""
+    global _handler_type
+    if _handler_type is not None:
+        return _handler_type
+
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langgraph.constants import END
+    from langgraph.errors import GraphInterrupt, GraphRecursionError, ParentCommand
+    from langgraph.types import Command, Send
+
+    class HandoffCallbackHandler(BaseCallbackHandler):
+        """Watches one root invocation of a compiled graph; see the module docstring.
+
+        Callbacks arrive on the caller's thread and on LangGraph's worker threads; the
+        run's memory is guarded by its lock, and every event is idempotent.
+        """
+
+        # Cheap and non-blocking: call it inline in async runs instead of hopping threads.
+        run_inline = True
+        # Model and retriever events carry content and tell us nothing about handoffs.
+        ignore_llm = True
+        ignore_chat_model = True
+        ignore_retriever = True
+        # (Not ignore_agent: LangChain gates tool events behind it, and tools carry handoffs.)
+        ignore_retry = True
+        ignore_custom_event = True
+
+        def __init__(
+            self, instrumentor: LangGraphInstrumentor, run: _Run, info: _GraphInfo, persisted: bool
+        ) -> None:
+            super().__init__()
+            self._ins = instrumentor
+            self._run = run
+            self._info = info
+            self._persisted = persisted
+            self._root: Any = None
+            self._tasks: dict[Any, _Task] = {}
+            self._tool_runs: dict[Any, tuple[str, str]] = {}
+            self._tool_commands: dict[str, list[tuple[str, list[str]]]] = {}
+            self._new_waits: list[tuple[str, Mapping[str, Any], str]] = []
+            self._ended = False
+
+        # -- node lifecycle ------------------------------------------------------------
+
+        def on_chain_start(
+            self,
+            serialized: Any,
+            inputs: Any,
+            *,
+            run_id: Any,
+            parent_run_id: Any = None,
+            metadata: Any = None,
+            **kw: Any,
+        ) -> None:
+            try:
+                if self._root is None:
+                    self._root = run_id
+                    return
+                if parent_run_id != self._root or not metadata:
+                    return
+                node = metadata.get("langgraph_node")
+                if not isinstance(node, str) or node.startswith("__"):
+                    return
+                step = metadata.get("langgraph_step")
+                step = step if isinstance(step, int) else None
+                task = _Task(
+                    node, step, str(metadata.get("langgraph_checkpoint_ns") or node), inputs
+                )
+                self._tasks[run_id] = task
+                self._admit(task)
+            except Exception:
+                _swallow("chain start")
+
+        def on_chain_end(
+            self, outputs: Any, *, run_id: Any, parent_run_id: Any = None, **kw: Any
+        ) -> None:
+            try:
+                if run_id == self._root:
+                    self._finish(
+                        sc.RUN_STATUS_INTERRUPTED if self._new_waits else sc.RUN_STATUS_COMPLETED
+                    )
+                    return
+                task = self._tasks.pop(run_id, None)
+                if task is None:
+                    return
+                items = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
+                for item in items:
+                    # A root node's Command(graph=PARENT) would leave the graph: not a handoff.
+                    if isinstance(item, Command) and item.graph != Command.PARENT:
+                        self._handoff(task, item)
+            except Exception:
+                _swallow("chain end")
+
+        def on_chain_error(
+            self, error: BaseException, *, run_id: Any, parent_run_id: Any = None, **kw: Any
+        ) -> None:
+            try:
+                if run_id == self._root:
+                    if isinstance(error, GraphRecursionError):
+                        status = sc.RUN_STATUS_MAX_TURNS
+                    elif isinstance(error, GeneratorExit):
+                        status = sc.RUN_STATUS_INTERRUPTED
+                    else:
+                        status = sc.RUN_STATUS_FAILED
+                    self._finish(status)
+                    return
+                # Only the root node's own error is handled: the same ParentCommand or
+                # GraphInterrupt reached us before from each level below it.
+                task = self._tasks.pop(run_id, None)
+                if task is None:
+                    return
+                if isinstance(error, ParentCommand):
+                    cmd = error.args[0] if error.args else None
+                    if isinstance(cmd, Command) and cmd.graph != Command.PARENT:
+                        self._handoff(task, cmd)
+                elif isinstance(error, GraphInterrupt):
+                    for itr in (error.args[0] if error.args else ()) or ():
+                        self._interrupted(task, itr)
+            except Exception:
+                _swallow("chain error")
+
+        # -- tools: which tool call carried a handoff -----------------------------------
+
+        def on_tool_start(
+            self,
+            serialized: Any,
+            input_str: Any,
+            *,
+            run_id: Any,
+            metadata: Any = None,
+            tool_call_id: Any = None,
+            **kw: Any,
+        ) -> None:
+            try:
+                if isinstance(tool_call_id, str) and metadata:
+                    ns = str(metadata.get("langgraph_checkpoint_ns") or "")
+                    self._tool_runs[run_id] = (tool_call_id, ns.split("|", 1)[0])
+            except Exception:
+                _swallow("tool start")
+
+        def on_tool_end(self, output: Any, *, run_id: Any, **kw: Any) -> None:
+            try:
+                found = self._tool_runs.pop(run_id, None)
+                if found is None:
+                    return
+                items = output if isinstance(output, (list, tuple)) else (output,)
+                for item in items:
+                    if isinstance(item, Command) and item.goto:
+                        call_id, top = found
+                        self._tool_commands.setdefault(top, []).append(
+                            (call_id, _targets(item.goto, Send))
+                        )
+            except Exception:
+                _swallow("tool end")
+
+        def on_tool_error(self, error: BaseException, *, run_id: Any, **kw: Any) -> None:
+            self._tool_runs.pop(run_id, None)
+
+        # -- evidence ---------------------------------------------------------------------
+
+        def _handoff(self, task: _Task, cmd: Any) -> None:
+            targets = [t for t in _targets(cmd.goto, Send) if t != END and t != task.node]
+            if not targets:
+                return
+            run, ins = self._run, self._ins
+            settings = ins._settings
+            call_id = self._tool_call_for(task.ns, targets)
+            # LangGraph's task id: the same task re-run after a resume keeps it.
+            task_key = task.ns.rsplit(":", 1)[-1] if ":" in task.ns else f"{task.node}.{task.step}"
+            closed_in_update: bool | None = None
+            if call_id is not None:
+                closed_in_update = _tool_closed(_get(cmd.update, settings.messages_key), call_id)
+            fresh: list[tuple[str, str]] = []
+            with run.lock:
+                if call_id is not None:
+                    run.handoff_calls.add(call_id)
+                for i, to in enumerate(targets):
+                    hid = f"{task_key}.{i}"
+                    if hid in run.handoffs:
+                        continue
+                    run.handoffs.add(hid)
+                    run.pending.setdefault(to, []).append(
+                        _Pending(hid, to, task.step, call_id, closed_in_update)
+                    )
+                    fresh.append((hid, to))
+                calls = set(run.handoff_calls)
+            if not fresh:
+                return
+            state = task.state
+            update = cmd.update if isinstance(cmd.update, Mapping) else {}
+            version, human = _progress(
+                _get(state, settings.messages_key), update.get(settings.messages_key), calls
+            )
+            rest: dict[str, Any] | None = None
+            if isinstance(state, Mapping):
+                skip = self._info.skip_keys
+                rest = {k: v for k, v in state.items() if k not in skip}
+                rest.update((k, v) for k, v in update.items() if k not in skip)
+            fp = fingerprint(list(human), rest)
+            before = _agent(_get(state, settings.control_key)) if settings.control_key else None
+            routes = self._info.routes.get(task.node)
+            for hid, to in fresh:
+                declared = None
+                if routes is not None:
+                    dests, complete = routes
+                    declared = True if to in dests else (False if complete else None)
+                ins._recorder.handoff_requested(
+                    run.run_id,
+                    hid,
+                    from_agent=task.node,
+                    to_agent=to,
+                    turn=task.step,
+                    fingerprint=fp or None,
+                    state_version=version,
+                    route_declared=declared,
+                    tool_call_id=call_id,
+                    goto=to,
+                    control_before=before,
+                    agent=task.node,
+                    conversation_id=run.conversation_id,
+                )
+
+        def _tool_call_for(self, ns: str, targets: list[str]) -> str | None:
+            found = self._tool_commands.pop(ns, None)
+            if not found:
+                return None
+            for call_id, gotos in found:
+                if any(t in gotos for t in targets):
+                    return call_id
+            return found[0][0]
+
+        def _admit(self, task: _Task) -> None:
+            run = self._run
+            with run.lock:
+                if task.step is not None:
+                    if run.first_step is None or task.step < run.first_step:
+                        run.first_step = task.step
+                    if run.last_step is None or task.step >= run.last_step:
+                        run.last_step = task.step
+                        run.last_agent = task.node
+                waiting = run.pending.get(task.node)
+                if not waiting:
+                    return
+                # Only handoffs from an earlier superstep: the destination of a handoff made
+                # in this step cannot already be running.
+                admitted = [
+                    p for p in waiting if p.step is None or task.step is None or p.step < task.step
+                ]
+                if not admitted:
+                    return
+                rest = [p for p in waiting if p not in admitted]
+                if rest:
+                    run.pending[task.node] = rest
+                else:
+                    del run.pending[task.node]
+            settings = self._ins._settings
+            state = task.state
+            after: str | None = None
+            if settings.control_key:
+                after = _agent(_get(state, settings.control_key))
+                if after is None and self._info.control_tracked:
+                    after = UNSET_AGENT
+            messages = _get(state, settings.messages_key)
+            for p in admitted:
+                closed = None
+                if p.tool_call_id is not None:
+                    closed = _tool_closed(messages, p.tool_call_id)
+                    if closed is None:
+                        closed = p.closed_in_update
+                self._ins._recorder.handoff_transferred(
+                    run.run_id,
+                    p.handoff_id,
+                    goto=p.to_agent,
+                    control_after=after,
+                    tool_call_closed=closed,
+                    destination_started=True,
+                    agent=task.node,
+                    conversation_id=run.conversation_id,
+                )
+
+        def _interrupted(self, task: _Task, itr: Any) -> None:
+            token = getattr(itr, "id", None)
+            if not isinstance(token, str):
+                return
+            run = self._run
+            with run.lock:
+                if token in run.waits_seen:
+                    return
+                run.waits_seen.add(token)
+                run.open_waits.add(token)
+            self._new_waits.append((token, _wait_facts(getattr(itr, "value", None)), task.node))
+
+        def _finish(self, status: str) -> None:
+            if self._ended:
+                return
+            self._ended = True
+            run, ins = self._run, self._ins
+            settings = ins._settings
+            now = time.time()
+            for token, facts, node in self._new_waits:
+                deadline = facts.get("deadline_ns", facts.get("deadline"))
+                if deadline is None and settings.wait_timeout_s is not None:
+                    deadline = now + settings.wait_timeout_s
+                ins._recorder.wait_checkpointed(
+                    run.run_id,
+                    owner=facts.get("owner") or settings.wait_owner,
+                    reason=facts.get("reason") or settings.wait_reason,
+                    deadline=deadline,
+                    resume_token_id=token,
+                    state_persisted=self._persisted,
+                    agent=node,
+                    conversation_id=run.conversation_id,
+                )
+            with run.lock:
+                run.open = status == sc.RUN_STATUS_INTERRUPTED
+                final, turns = run.last_agent, run.turns
+            ins._recorder.run_ended(
+                run.run_id,
+                status,
+                final_agent=final,
+                turns=turns,
+                conversation_id=run.conversation_id,
+            )
+
+    _handler_type = HandoffCallbackHandler
+    return _handler_type
+
+
+def _swallow(where: str) -> None:
+    stats.error()
+    _log.debug("handoffscope: langgraph %s failed", where, exc_info=True)
+
+
+# --- the instrumentor -------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    graph: Any
+    config: Any
+    thread_id: str | None
+    resume: Any
+    """The resume value of a `Command(resume=...)` input, else None."""
+    continuing: bool
+    run: _Run | None
+    lookup: bool
+    """The run may have started in another process: read the checkpoint to find it."""
+    persisted: bool
+
+
+class LangGraphInstrumentor:
+    """Instrument every compiled LangGraph graph in the process (OTel `BaseInstrumentor` shape).
+
+    A process-wide singleton, like OpenTelemetry's instrumentors: `LangGraphInstrumentor()`
+    always returns the same object, so instrumenting twice never wraps twice.
+    """
+
+    _instance: LangGraphInstrumentor | None = None
+    _instance_lock = threading.Lock()
+
+    def __new__(cls) -> LangGraphInstrumentor:
+        with cls._instance_lock:
+            if cls._instance is None:
+                inst = super().__new__(cls)
+                inst._init()
+                cls._instance = inst
+            return cls._instance
+
+    def _init(self) -> None:
+        self._lock = threading.Lock()
+        self._settings = LangGraphSettings()
+        self._recorder = HandoffRecorder()
+        self._originals: dict[str, Callable[..., Any]] = {}
+        self._threads: _Lru = _Lru(self._settings.max_threads)
+        self._pregel: type | None = None
+
+    # -- OTel BaseInstrumentor shape --------------------------------------------------------
+
+    @property
+    def is_instrumented_by_opentelemetry(self) -> bool:
+        return bool(self._originals)
+
+    def instrumentation_dependencies(self) -> tuple[str, ...]:
+        return ("langgraph >= 1.0", "langchain-core >= 1.0")
+
+    def instrument(self, tracer_provider: TracerProvider | None = None, **settings: Any) -> None:
+        """Start observing every graph. `settings`: the fields of `LangGraphSettings`.
+
+        Unknown settings raise `TypeError` here, at setup, where a typo should be loud;
+        nothing raises once graphs run.
+        """
+        known = {f.name for f in fields(LangGraphSettings)}
+        unknown = set(settings) - known
+        if unknown:
+            raise TypeError(f"unknown LangGraphInstrumentor settings: {', '.join(sorted(unknown))}")
+        with self._lock:
+            self._settings = replace(LangGraphSettings(), **settings)
+            self._recorder = HandoffRecorder(tracer_provider)
+            self._threads = _Lru(self._settings.max_threads)
+            _graph_info_cache.clear()
+            if self._originals:
+                return
+            try:
+                from langgraph.pregel import Pregel
+
+                _handler_class()
+            except ImportError:
+                # As OTel's BaseInstrumentor does: a missing framework is logged, not raised.
+                _log.warning(
+                    "handoffscope: langgraph / langchain-core not importable; LangGraph "
+                    "instrumentation skipped (pip install 'handoffscope-instrumentation[langgraph]')"
+                )
+                return
+            self._pregel = Pregel
+            self._originals = {"stream": Pregel.stream, "astream": Pregel.astream}
+            Pregel.stream = self._wrap_stream(Pregel.stream)  # type: ignore[method-assign]
+            Pregel.astream = self._wrap_astream(Pregel.astream)  # type: ignore[method-assign]
+
+    def uninstrument(self) -> None:
+        """Stop observing; graphs run exactly as before `instrument()`."""
+        with self._lock:
+            if self._pregel is not None:
+                for name, original in self._originals.items():
+                    setattr(self._pregel, name, original)
+            self._originals = {}
+            self._pregel = None
+
+    # -- user-facing helpers ----------------------------------------------------------------
+
+    wait_details = staticmethod(wait_details)
+
+    def run_id(self, config: Mapping[str, Any] | None = None) -> str | None:
+        """The run id for `config`'s thread; inside a node, of the running graph; else the
+        last run this context started."""
+        try:
+            if config is not None:
+                tid = (config.get("configurable") or {}).get("thread_id")
+                if tid is not None:
+                    run = self._threads.get(str(tid))
+                    if run is not None:
+                        return str(run.run_id)
+                meta = config.get("metadata") or {}
+                if isinstance(meta.get(RUN_ID_METADATA_KEY), str):
+                    return str(meta[RUN_ID_METADATA_KEY])
+            try:
+                from langgraph.config import get_config
+
+                found = (get_config().get("metadata") or {}).get(RUN_ID_METADATA_KEY)
+                if isinstance(found, str):
+                    return found
+            except Exception:  # outside a runnable context: expected
+                pass
+            return _last_run_id.get()
+        except Exception:
+            _swallow("run id")
+            return None
+
+    def record_outcome(
+        self,
+        verifier: str,
+        result: bool | str,
+        *,
+        receipt_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Record a verifier's result for the current run (see `run_id`). Never raises."""
+        rid = self.run_id(config)
+        if rid is None:
+            stats.drop_attribute(sc.RUN_ID)
+            return False
+        return self._recorder.outcome_verified(rid, verifier, result, receipt_id=receipt_id)
+
+    # -- wrapping ---------------------------------------------------------------------------
+
+    def _wrap_stream(self, original: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        ins = self
+
+        @functools.wraps(original)
+        def stream(
+            graph: Any, input: Any, config: Any = None, *args: Any, **kwargs: Any
+        ) -> Iterator[Any]:
+            plan = ins._plan(graph, input, config)
+            if plan is not None:
+                snapshot = None
+                if plan.lookup:
+                    try:
+                        snapshot = graph.get_state(config)
+                    except Exception:
+                        _swallow("checkpoint lookup")
+                new_config = ins._start(plan, snapshot)
+                if new_config is not None:
+                    config = new_config
+            return original(graph, input, config, *args, **kwargs)
+
+        return stream
+
+    def _wrap_astream(
+        self, original: Callable[..., AsyncIterator[Any]]
+    ) -> Callable[..., AsyncIterator[Any]]:
+        ins = self
+
+        @functools.wraps(original)
+        async def astream(
+            graph: Any, input: Any, config: Any = None, *args: Any, **kwargs: Any
+        ) -> AsyncIterator[Any]:
+            plan = ins._plan(graph, input, config)
+            if plan is not None:
+                snapshot = None
+                if plan.lookup:
+                    try:
+                        snapshot = await graph.aget_state(config)
+                    except Exception:
+                        _swallow("checkpoint lookup")
+                new_config = ins._start(plan, snapshot)
+                if new_config is not None:
+                    config = new_config
+            inner = original(graph, input, config, *args, **kwargs)
+            try:
+                async for chunk in inner:
+                    yield chunk
+            finally:
+                # Close the graph's own generator now, not at garbage collection, so its
+                # end (and our run end) happens when the caller stops.
+                await inner.aclose()  # type: ignore[attr-defined]
+
+        return astream
+
+    def _plan(self, graph: Any, input: Any, config: Any) -> _Plan | None:
+        """Decide, without I/O, whether this call is a root invocation and of which run."""
+        try:
+            from langchain_core.runnables.config import var_child_runnable_config
+            from langgraph.types import Command
+
+            conf = (config or {}).get("configurable") or {}
+            if _TASK_ID_KEY in conf:
+                return None  # a subgraph run as a task: the root's handler sees it
+            ambient = var_child_runnable_config.get() or {}
+            ambient_conf = ambient.get("configurable") or {}
+            if _TASK_ID_KEY in ambient_conf and not any(
+                conf.get(k) for k in _CHECKPOINT_COORDINATES
+            ):
+                return None  # a graph invoked inside a node, on the node's config
+            if _has_our_handler((config or {}).get("callbacks")):
+                return None
+            tid = conf.get("thread_id")
+            thread_id = str(tid) if tid is not None else None
+            checkpointer = conf.get(_CHECKPOINTER_KEY) or getattr(graph, "checkpointer", None)
+            persisted = bool(thread_id) and checkpointer not in (None, False)
+            is_command = isinstance(input, Command)
+            resume = input.resume if is_command else None
+            continuing = input is None or is_command
+            run = None
+            if continuing and thread_id is not None:
+                found = self._threads.get(thread_id)
+                if found is not None and found.open:
+                    run = found
+            lookup = run is None and resume is not None and persisted
+            return _Plan(graph, config, thread_id, resume, continuing, run, lookup, persisted)
+        except Exception:
+            _swallow("plan")
+            return None
+
+    def _start(self, plan: _Plan, snapshot: Any) -> dict[str, Any] | None:
+        """Find or open the run, record resume decisions, and return the call's new config."""
+        try:
+            settings = self._settings
+            conv = plan.thread_id if settings.export_thread_id else None
+            run, is_new = plan.run, False
+            pending_tokens: list[str] = []
+            if run is None and snapshot is not None:
+                rid = (getattr(snapshot, "metadata", None) or {}).get(RUN_ID_METADATA_KEY)
+                pending_tokens = [
+                    i.id
+                    for i in (getattr(snapshot, "interrupts", None) or ())
+                    if isinstance(getattr(i, "id", None), str)
+                ]
+                if isinstance(rid, str) and rid and pending_tokens:
+                    run = _Run(rid, conv)
+                    run.open_waits.update(pending_tokens)
+                    run.waits_seen.update(pending_tokens)
+            if run is None:
+                run, is_new = _Run(uuid.uuid4().hex, conv), True
+            if plan.thread_id is not None:
+                with self._lock:
+                    self._threads.put(plan.thread_id, run)
+            _last_run_id.set(run.run_id)
+            if is_new:
+                self._recorder.run_started(run.run_id, conversation_id=conv)
+            if plan.resume is not None:
+                self._decide(run, plan.resume)
+            handler = _handler_class()(self, run, _graph_info(plan.graph, settings), plan.persisted)
+            config = dict(plan.config or {})
+            config["callbacks"] = _with_handler(config.get("callbacks"), handler)
+            config["metadata"] = {**(config.get("metadata") or {}), RUN_ID_METADATA_KEY: run.run_id}
+            return config
+        except Exception:
+            _swallow("start")
+            return None
+
+    def _decide(self, run: _Run, resume: Any) -> None:
+        with run.lock:
+            waiting = sorted(run.open_waits)
+        if (
+            isinstance(resume, Mapping)
+            and resume
+            and all(isinstance(k, str) and (k in waiting or _INTERRUPT_ID.match(k)) for k in resume)
+        ):
+            answers = {k: _decision(v) for k, v in resume.items()}
+        else:
+            # One value resumes every pending interrupt.
+            answers = {token: _decision(resume) for token in waiting}
+        for token, decision in answers.items():
+            with run.lock:
+                if token not in run.open_waits and token in run.waits_seen:
+                    continue  # already decided
+                run.open_waits.discard(token)
+                run.waits_seen.add(token)
+            self._recorder.wait_decided(
+                run.run_id, decision, resume_token_id=token, conversation_id=run.conversation_id
+            )
+
+
+def _has_our_handler(callbacks: Any) -> bool:
+    handler_type = _handler_type
+    if handler_type is None or callbacks is None:
+        return False
+    handlers: Sequence[Any] = (
+        callbacks
+        if isinstance(callbacks, (list, tuple))
+        else [*getattr(callbacks, "handlers", ()), *getattr(callbacks, "inheritable_handlers", ())]
+    )
+    return any(isinstance(h, handler_type) for h in handlers)
+
+
+def _with_handler(callbacks: Any, handler: Any) -> Any:
+    if callbacks is None:
+        return [handler]
+    if isinstance(callbacks, (list, tuple)):
+        return [*callbacks, handler]
+    # A callback manager: add to a copy, inherited so subgraphs and tools report too.
+    manager = callbacks.copy()
+    manager.add_handler(handler, inherit=True)
+    return manager

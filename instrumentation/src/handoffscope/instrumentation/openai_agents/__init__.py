@@ -1,0 +1,376 @@
+"""Handoff evidence from an OpenAI Agents SDK app, in two lines.
+
+    from handoffscope.instrumentation import configure
+    from handoffscope.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=configure(service_name="support-bot"))
+
+From then on every `Runner.run` / `run_sync` / `run_streamed` reports its run, each
+handoff (request + transfer on one span, admission of the destination on another), loops
+(a ping-pong without tool progress), `max_turns`, and the SDK's "multiple handoffs in one
+turn" as a rejected route — see `processor.py` for the exact mapping. The SDK's own
+tracing must be on (it is by default): the adapter is a `TracingProcessor` added beside
+the app's processors; pass `replace_processors=True` to make it the only one (e.g. to stop
+the SDK's default export to OpenAI).
+
+Nothing the model or the user wrote is read: only agent names, SDK ids, counts and error
+codes. That holds whatever `RunConfig.trace_include_sensitive_data` says.
+
+Three facts only the app knows get one-line helpers, all keyed by the result or state the
+app already holds:
+
+    result = await Runner.run(triage, task)
+    if result.interruptions:                      # a needs_approval tool is waiting
+        store(result.to_state().to_string())
+        instrumentor.record_interruptions(result, owner="billing-team",
+                                          reason="refund_approval", deadline=in_4h,
+                                          state_persisted=True)
+    ...
+    state = await RunState.from_string(triage, stored)
+    for item in state.get_interruptions():
+        state.approve(item)
+    instrumentor.record_decision(state, approved=True)
+    result = await Runner.run(triage, state)
+    instrumentor.record_outcome(result, "ticket_updated", passed=True, receipt_id="rcpt-9")
+
+A run that claims `completed` without a passing outcome is a `false_complete` (DESIGN §4),
+so apps with a verifier should record it.
+
+Settings (`instrument(**settings)`, see `OpenAIAgentsSettings`): `replace_processors`,
+`run_id_source` ("trace": one handoffscope run per SDK trace, the default; "group": per
+`RunConfig.group_id`, e.g. a whole conversation), `observe_runner`, `count_history`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import TracerProvider
+
+from .. import semconv as sc
+from ..recorder import HandoffRecorder
+from ..stats import stats
+
+_log = logging.getLogger(__name__)
+
+__all__ = ["OpenAIAgentsInstrumentor", "OpenAIAgentsSettings"]
+
+
+@dataclass(frozen=True)
+class OpenAIAgentsSettings:
+    """What `instrument(**settings)` accepts."""
+
+    replace_processors: bool = False
+    """Make our processor the SDK's only one (`set_trace_processors`) instead of adding it
+    beside the app's (`add_trace_processor`). `uninstrument()` puts the old list back."""
+    run_id_source: str = "trace"
+    """`handoff.run_id` from the SDK trace id ("trace") or from `RunConfig.group_id`
+    ("group", falling back to the trace id when a run has no group)."""
+    observe_runner: bool = True
+    """Wrap the SDK's default runner to tell an approval pause from a completion."""
+    count_history: bool = True
+    """Wrap handoff input filters to count the history items forwarded."""
+
+
+class OpenAIAgentsInstrumentor:
+    """OpenTelemetry `BaseInstrumentor`-shaped: one instance per process, idempotent.
+
+    `instrument()` never raises into the app for runtime problems; a missing
+    `openai-agents` package is logged and instrumentation skipped (as BaseInstrumentor does).
+    """
+
+    _instance: OpenAIAgentsInstrumentor | None = None
+    _instance_lock = threading.Lock()
+
+    def __new__(cls) -> OpenAIAgentsInstrumentor:
+        with cls._instance_lock:
+            if cls._instance is None:
+                inst = super().__new__(cls)
+                inst._init()
+                cls._instance = inst
+            return cls._instance
+
+    def _init(self) -> None:
+        self._lock = threading.Lock()
+        self._instrumented = False
+        self._recorder: HandoffRecorder | None = None
+        self._processor: Any = None
+        self._saved_processors: list[Any] | None = None
+        self._filters: Any = None
+        self._runner: Any = None
+        self._runner_inner: Any = None
+        self.settings = OpenAIAgentsSettings()
+
+    # -- BaseInstrumentor shape ------------------------------------------------------------
+
+    @property
+    def is_instrumented_by_opentelemetry(self) -> bool:
+        return self._instrumented
+
+    def instrumentation_dependencies(self) -> tuple[str, ...]:
+        return ("openai-agents >= 0.20",)
+
+    def instrument(self, tracer_provider: TracerProvider | None = None, **settings: Any) -> None:
+        """Start reporting. `tracer_provider` defaults to the global one (see `configure()`)."""
+        with self._lock:
+            if self._instrumented:
+                _log.warning("handoffscope: OpenAI Agents SDK already instrumented")
+                return
+            known = {f.name for f in fields(OpenAIAgentsSettings)}
+            unknown = sorted(set(settings) - known)
+            if unknown:
+                raise TypeError(
+                    f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+                )
+            try:
+                import agents  # noqa: F401  (lazy: the SDK is an optional extra)
+            except ImportError:
+                _log.error(
+                    "handoffscope: openai-agents is not installed; "
+                    "pip install 'handoffscope-instrumentation[openai-agents]'"
+                )
+                return
+            from agents.tracing import add_trace_processor, get_trace_provider, set_trace_processors
+
+            from .processor import RUN_ID_FROM_GROUP, RUN_ID_FROM_TRACE, HandoffTracingProcessor
+
+            self.settings = OpenAIAgentsSettings(**settings)
+            if self.settings.run_id_source not in (RUN_ID_FROM_TRACE, RUN_ID_FROM_GROUP):
+                raise ValueError(
+                    f"run_id_source must be {RUN_ID_FROM_TRACE!r} or {RUN_ID_FROM_GROUP!r}"
+                )
+            provider = tracer_provider or trace.get_tracer_provider()
+            self._recorder = HandoffRecorder(provider)
+            self._processor = HandoffTracingProcessor(
+                self._recorder,
+                tracer_provider=provider,
+                run_id_source=self.settings.run_id_source,
+            )
+            try:
+                if self.settings.replace_processors:
+                    self._saved_processors = _current_processors(get_trace_provider())
+                    set_trace_processors([self._processor])
+                else:
+                    self._saved_processors = None
+                    add_trace_processor(self._processor)
+            except Exception:
+                # An SDK whose tracing API moved: report nothing rather than break the app.
+                stats.error()
+                _log.warning("handoffscope: cannot attach to the SDK's tracing", exc_info=True)
+                return
+            if self.settings.count_history:
+                self._install_filters()
+            if self.settings.observe_runner:
+                self._install_runner()
+            self._instrumented = True
+
+    def uninstrument(self) -> None:
+        """Stop reporting and restore everything `instrument()` changed."""
+        with self._lock:
+            if not self._instrumented:
+                return
+            try:
+                from agents.tracing import get_trace_provider, set_trace_processors
+
+                if self._saved_processors is not None:
+                    set_trace_processors(self._saved_processors)
+                else:
+                    current = _current_processors(get_trace_provider())
+                    if current is not None:
+                        set_trace_processors([p for p in current if p is not self._processor])
+                if self._filters is not None:
+                    self._filters.uninstall()
+                self._uninstall_runner()
+            except Exception:
+                stats.error()
+                _log.debug("handoffscope: uninstrument failed", exc_info=True)
+            finally:
+                if self._processor is not None:
+                    self._processor.enabled = False
+                self._instrumented = False
+                self._processor = None
+                self._filters = None
+                self._saved_processors = None
+
+    # -- the app's one-liners --------------------------------------------------------------
+
+    @property
+    def recorder(self) -> HandoffRecorder | None:
+        """The recorder behind the adapter, for evidence beyond these helpers."""
+        return self._recorder
+
+    def run_id(self, obj: Any) -> str | None:
+        """`handoff.run_id` of a `RunResult`, `RunResultStreaming`, `RunState`, or of the
+        exception a run raised (e.g. `MaxTurnsExceeded`)."""
+        try:
+            from .runner import RUN_ID_ATTR
+
+            tagged = getattr(obj, RUN_ID_ATTR, None)
+            if isinstance(tagged, str):
+                return tagged
+            state = getattr(obj, "_trace_state", None)
+            trace_id = getattr(state, "trace_id", None)
+            group_id = getattr(state, "group_id", None)
+            if self._processor is not None:
+                run_id: str | None = self._processor.run_id_for(trace_id, group_id)
+                return run_id
+            return trace_id if isinstance(trace_id, str) else None
+        except Exception:
+            stats.error()
+            _log.debug("handoffscope: run_id failed", exc_info=True)
+            return None
+
+    def record_interruptions(
+        self,
+        result_or_state: Any,
+        *,
+        owner: str | None,
+        reason: str | None = None,
+        deadline: datetime | float | int | None = None,
+        resume_token_id: str | None = None,
+        state_persisted: bool | None = None,
+        handoff_id: str | None = None,
+    ) -> int:
+        """Checkpoint each pending approval of a paused run as a `handoff.wait`.
+
+        `owner` and `reason` are codes (no spaces), `deadline` a datetime or epoch time,
+        `resume_token_id` an opaque id of where the state is stored (default: each
+        approval's tool call id), `state_persisted` True once `to_state()` is stored.
+        Returns how many waits were recorded.
+        """
+        from .runner import WAIT_REASON_TOOL_APPROVAL, approval_token
+
+        recorder, run_id = self._target(result_or_state)
+        if recorder is None or run_id is None:
+            return 0
+        count = 0
+        for item in _interruptions(result_or_state):
+            count += recorder.wait_checkpointed(
+                run_id,
+                handoff_id=handoff_id,
+                owner=owner,
+                reason=reason or WAIT_REASON_TOOL_APPROVAL,
+                deadline=deadline,
+                resume_token_id=resume_token_id or approval_token(item),
+                state_persisted=state_persisted,
+            )
+        return count
+
+    def record_decision(
+        self,
+        state_or_result: Any,
+        approved: bool | str,
+        *,
+        items: Any = None,
+        resume_token_id: str | None = None,
+        handoff_id: str | None = None,
+    ) -> int:
+        """Record the decision on a paused run's approvals (all of them, or `items`).
+
+        `approved`: True / False, or "approved" / "rejected" / "expired".
+        Pass the same `resume_token_id` given to `record_interruptions`, if any.
+        """
+        from .runner import approval_token
+
+        if isinstance(approved, bool):
+            decision = sc.WAIT_DECISION_APPROVED if approved else sc.WAIT_DECISION_REJECTED
+        else:
+            decision = approved
+        recorder, run_id = self._target(state_or_result)
+        if recorder is None or run_id is None:
+            return 0
+        pending = list(items) if items is not None else _interruptions(state_or_result)
+        count = 0
+        for item in pending:
+            count += recorder.wait_decided(
+                run_id,
+                decision,
+                handoff_id=handoff_id,
+                resume_token_id=resume_token_id or approval_token(item),
+            )
+        return count
+
+    def record_outcome(
+        self,
+        result_or_state: Any,
+        verifier: str,
+        passed: bool,
+        *,
+        receipt_id: str | None = None,
+        handoff_id: str | None = None,
+    ) -> bool:
+        """A task verifier ran on this run's result (`outcome.result` pass / fail)."""
+        recorder, run_id = self._target(result_or_state)
+        if recorder is None or run_id is None:
+            return False
+        return recorder.outcome_verified(
+            run_id, verifier, passed, receipt_id=receipt_id, handoff_id=handoff_id
+        )
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _target(self, obj: Any) -> tuple[HandoffRecorder | None, str | None]:
+        recorder = self._recorder
+        if recorder is None:
+            _log.debug("handoffscope: record_* called before instrument(); ignored")
+            return None, None
+        run_id = self.run_id(obj)
+        if run_id is None:
+            _log.debug("handoffscope: no trace on this result (SDK tracing disabled?)")
+        return recorder, run_id
+
+    def _install_filters(self) -> None:
+        from .history import FilterPatch
+
+        try:
+            self._filters = FilterPatch(self._processor.note_history)
+            self._filters.install()
+        except Exception:
+            self._filters = None
+            stats.error()
+            _log.debug("handoffscope: cannot count handoff history", exc_info=True)
+
+    def _install_runner(self) -> None:
+        from .runner import ObservedRunner
+
+        try:
+            import agents.run as run_module
+
+            inner = run_module.get_default_agent_runner()
+            observed = ObservedRunner(inner, self._recorder)  # type: ignore[arg-type]
+            run_module.set_default_agent_runner(observed)  # type: ignore[arg-type]
+            self._runner, self._runner_inner = observed, inner
+        except Exception:
+            self._runner = self._runner_inner = None
+            stats.error()
+            _log.debug("handoffscope: cannot observe the runner", exc_info=True)
+
+    def _uninstall_runner(self) -> None:
+        if self._runner is None:
+            return
+        import agents.run as run_module
+
+        # Only put the old runner back if nobody replaced ours since.
+        if run_module.get_default_agent_runner() is self._runner:
+            run_module.set_default_agent_runner(self._runner_inner)
+        self._runner = self._runner_inner = None
+
+
+def _current_processors(provider: Any) -> list[Any] | None:
+    # The SDK has no public getter for its processor list (only add / set); read it so
+    # uninstrument() can remove exactly ours and keep the app's.
+    multi = getattr(provider, "_multi_processor", None)
+    procs = getattr(multi, "_processors", None)
+    return list(procs) if procs is not None else None
+
+
+def _interruptions(obj: Any) -> list[Any]:
+    getter = getattr(obj, "get_interruptions", None)
+    if callable(getter):
+        return list(getter())
+    return list(getattr(obj, "interruptions", None) or ())

@@ -1,0 +1,444 @@
+"""`HandoffTracingProcessor`: the Agents SDK's own trace events, turned into handoff evidence.
+
+The SDK already announces every boundary we care about through its tracing interface
+(`agents.tracing.TracingProcessor`), so the adapter listens there instead of patching the
+run loop. What each SDK span tells us, and what we emit (DESIGN §3):
+
+| SDK span | moment | evidence |
+|---|---|---|
+| task span (one per `Runner.run`), or the first agent span when task spans are off | start | `handoff.run` `started` with the entry agent and `gen_ai.conversation.id` (= `group_id`) |
+| handoff span (`from_agent`; `to_agent` is set only at its **end**) | end | ONE `handoff.request` span carrying request and transfer: from/to, turn, fingerprint, state version, `route.declared` (to_agent in the sender's declared handoffs), `route.goto`, `control.before`, history counts |
+| handoff span with the error "Multiple handoffs requested" | end | one more `handoff.request` per ignored target, with `route.goto` = the agent actually taken, so each is `route_rejected` |
+| agent span whose name is a pending handoff's `to_agent` | start | `handoff.accept`: destination started, `control.after` |
+| agent span with the error "Max turns exceeded" | end | the run ends `max_turns` |
+| function span ended without error | end | state progress (`handoff.state_version` + 1) |
+| task span / trace | end | `handoff.run` ended: `completed` / `failed` / `max_turns`, final agent, turns |
+
+A typical handoff therefore costs two spans (request+transfer, accept).
+
+Only names, ids, counts and error *codes* are read from span data — never
+`span_data.input` / `output`, tool arguments or model text — so the result is the same
+whatever `RunConfig.trace_include_sensitive_data` says. Every callback is wrapped: an
+internal failure is logged at debug, counted in `stats.errors`, and the app never sees it.
+
+Run end and interruptions: a run paused for tool approval ends its trace exactly like a
+completed one, so span data alone cannot tell them apart. When the adapter also observes
+the runner (`runner.py`), the processor hands the run's end facts to it through a context
+variable and the runner, which sees `result.interruptions`, emits the end. Otherwise the
+processor emits it itself.
+
+Loops: `handoff.fingerprint` is a keyed HMAC of the run's identity (workflow name and run
+id: opaque, stable within the run) and `handoff.state_version` counts the non-handoff tool
+results so far. A ping-pong in which no tool ran is therefore a cycle without progress
+(`loop`), while a retry after real work is not.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.tracing import Span, Trace, TracingProcessor, get_current_trace
+
+from .. import semconv as sc
+from ..fingerprint import fingerprint
+from ..recorder import HandoffRecorder
+from ..stats import stats
+
+_log = logging.getLogger(__name__)
+
+MAX_TURNS_ERROR = "Max turns exceeded"
+"""`SpanError.message` the SDK sets on the agent span when `max_turns` runs out."""
+MULTIPLE_HANDOFFS_ERROR = "Multiple handoffs requested"
+"""`SpanError.message` on the handoff span when the model asked for several handoffs in
+one turn; the SDK takes the first and answers the others "ignoring this one"."""
+
+RUN_ID_FROM_TRACE = "trace"
+RUN_ID_FROM_GROUP = "group"
+
+MAX_TRACES = 4096
+"""Traces remembered (LRU). A run resumed from `RunState` in the same process keeps its
+trace id, so its state version and pending handoffs must outlive the first trace end."""
+MAX_OPEN_SPANS = 65_536
+"""Open SDK spans tracked for parent lookups; the SDK always ends its spans, the bound
+only protects the app if some other code starts spans and never ends them."""
+
+
+@dataclass
+class RunFacts:
+    """What the processor knows about a run segment when it ends."""
+
+    run_id: str
+    status: str
+    final_agent: str | None
+    turns: int | None
+
+
+@dataclass
+class RunHolder:
+    """Set by the runner observer around one `Runner.run`; see the module docstring.
+
+    The processor writes `run_id` at segment start and `facts` at segment end instead of
+    emitting the run end, when `delegate` is true.
+    """
+
+    delegate: bool = True
+    run_id: str | None = None
+    conversation_id: str | None = None
+    facts: RunFacts | None = None
+
+
+CURRENT_RUN: contextvars.ContextVar[RunHolder | None] = contextvars.ContextVar(
+    "handoffscope_openai_agents_run", default=None
+)
+
+
+@dataclass
+class _Open:
+    kind: str
+    parent_id: str | None
+    data: Any
+
+
+@dataclass
+class _Segment:
+    span_id: str | None
+    """The task span that opened it; None when task spans are off (ends with the trace)."""
+    status: str | None = None
+    started_emitted: bool = False
+
+
+@dataclass
+class _TraceState:
+    run_id: str
+    conversation_id: str | None
+    fingerprint: str
+    state_version: int = 0
+    turns: int | None = None
+    last_agent: str | None = None
+    segment: _Segment | None = None
+    pending: dict[tuple[str | None, str], list[str]] = field(default_factory=dict)
+    """(parent span of the sender's agent span, to_agent) -> handoff ids not yet admitted."""
+
+
+Emit = tuple[Callable[..., bool], tuple[Any, ...], dict[str, Any]]
+
+
+class HandoffTracingProcessor(TracingProcessor):
+    """An Agents SDK `TracingProcessor` that emits handoffscope evidence spans."""
+
+    def __init__(
+        self,
+        recorder: HandoffRecorder,
+        *,
+        tracer_provider: Any = None,
+        run_id_source: str = RUN_ID_FROM_TRACE,
+    ) -> None:
+        self.recorder = recorder
+        self.tracer_provider = tracer_provider
+        self.run_id_source = run_id_source
+        self.enabled = True
+        """Cleared by `uninstrument()`, in case the SDK's processor list cannot be edited."""
+        self._lock = threading.Lock()
+        self._traces: OrderedDict[str, _TraceState] = OrderedDict()
+        self._open: OrderedDict[str, _Open] = OrderedDict()
+        self._history: OrderedDict[str, tuple[int, int]] = OrderedDict()
+
+    # -- TracingProcessor ------------------------------------------------------------------
+
+    def on_trace_start(self, trace: Trace) -> None:
+        if not self.enabled:
+            return
+        try:
+            with self._lock:
+                self._trace_state(trace.trace_id, trace)
+        except Exception:
+            _failed("on_trace_start")
+
+    def on_trace_end(self, trace: Trace) -> None:
+        if not self.enabled:
+            return
+        try:
+            emits: list[Emit] = []
+            with self._lock:
+                tr = self._traces.get(trace.trace_id)
+                if tr is not None and tr.segment is not None:
+                    self._end_segment(tr, emits)
+            self._flush(emits)
+        except Exception:
+            _failed("on_trace_end")
+
+    def on_span_start(self, span: Span[Any]) -> None:
+        if not self.enabled:
+            return
+        try:
+            emits: list[Emit] = []
+            with self._lock:
+                self._span_started(span, emits)
+            self._flush(emits)
+        except Exception:
+            _failed("on_span_start")
+
+    def on_span_end(self, span: Span[Any]) -> None:
+        if not self.enabled:
+            return
+        try:
+            emits: list[Emit] = []
+            with self._lock:
+                self._span_ended(span, emits)
+            self._flush(emits)
+        except Exception:
+            _failed("on_span_end")
+
+    def shutdown(self) -> None:
+        # The OTel TracerProvider belongs to the app and has its own exit hook; the SDK's
+        # provider calling us at exit must not shut it down under the app.
+        return None
+
+    def force_flush(self) -> None:
+        # `agents.flush_traces()` means "make it visible now": pass that on to OTel.
+        try:
+            flush = getattr(self.tracer_provider, "force_flush", None)
+            if callable(flush):
+                flush()
+        except Exception:
+            _failed("force_flush")
+
+    # -- called by the input-filter wrapper (history.py) -----------------------------------
+
+    def note_history(self, handoff_span_id: str, forwarded: int, total: int) -> None:
+        with self._lock:
+            self._history[handoff_span_id] = (forwarded, total)
+            while len(self._history) > MAX_OPEN_SPANS:
+                self._history.popitem(last=False)
+
+    # -- for the instrumentor's record_* helpers -------------------------------------------
+
+    def run_id_for(self, trace_id: str | None, group_id: str | None) -> str | None:
+        if self.run_id_source == RUN_ID_FROM_GROUP and group_id:
+            return group_id
+        return trace_id or None
+
+    # -- internals (called with the lock held) ---------------------------------------------
+
+    def _trace_state(self, trace_id: str, trace: Trace | None = None) -> _TraceState:
+        tr = self._traces.get(trace_id)
+        if tr is not None:
+            self._traces.move_to_end(trace_id)
+            return tr
+        if trace is None:
+            # A trace reattached from RunState never calls on_trace_start; the live trace
+            # object still carries its name and group id.
+            current = get_current_trace()
+            trace = current if current is not None and current.trace_id == trace_id else None
+        name = getattr(trace, "name", None) or ""
+        group_id = getattr(trace, "group_id", None)
+        run_id = self.run_id_for(trace_id, group_id) or trace_id
+        tr = _TraceState(
+            run_id=run_id,
+            conversation_id=group_id if isinstance(group_id, str) else None,
+            fingerprint=fingerprint({"workflow": name, "run": run_id}),
+        )
+        self._traces[trace_id] = tr
+        while len(self._traces) > MAX_TRACES:
+            self._traces.popitem(last=False)
+        return tr
+
+    def _ancestor(self, parent_id: str | None, kinds: tuple[str, ...]) -> _Open | None:
+        seen = 0
+        while parent_id is not None and seen < 256:  # bounded: a cycle must not hang the app
+            node = self._open.get(parent_id)
+            if node is None:
+                return None
+            if node.kind in kinds:
+                return node
+            parent_id = node.parent_id
+            seen += 1
+        return None
+
+    def _span_started(self, span: Span[Any], emits: list[Emit]) -> None:
+        data = span.span_data
+        kind = data.type
+        parent_id = span.parent_id
+        self._open[span.span_id] = _Open(kind, parent_id, data)
+        while len(self._open) > MAX_OPEN_SPANS:
+            self._open.popitem(last=False)
+        tr = self._trace_state(span.trace_id)
+
+        if kind == "task":
+            if tr.segment is None and self._ancestor(parent_id, ("task",)) is None:
+                self._start_segment(tr, span.span_id)
+        elif kind == "turn":
+            turn = getattr(data, "turn", None)
+            if isinstance(turn, int) and (tr.turns is None or turn > tr.turns):
+                tr.turns = turn
+        elif kind == "agent":
+            name = _name(getattr(data, "name", None))
+            nested = self._ancestor(parent_id, ("agent",)) is not None
+            if not nested:
+                if tr.segment is None and self._ancestor(parent_id, ("task",)) is None:
+                    self._start_segment(tr, None)
+                tr.last_agent = name
+                seg = tr.segment
+                if seg is not None and not seg.started_emitted:
+                    seg.started_emitted = True
+                    emits.append(
+                        (
+                            self.recorder.run_started,
+                            (tr.run_id,),
+                            {"agent": name, "conversation_id": tr.conversation_id},
+                        )
+                    )
+            waiting = tr.pending.get((parent_id, name)) if name is not None else None
+            if waiting and name is not None:
+                handoff_id = waiting.pop(0)
+                if not waiting:
+                    del tr.pending[(parent_id, name)]
+                emits.append(
+                    (
+                        self.recorder.handoff_accepted,
+                        (tr.run_id, handoff_id),
+                        {"agent": name, "control_after": name},
+                    )
+                )
+
+    def _span_ended(self, span: Span[Any], emits: list[Emit]) -> None:
+        data = span.span_data
+        kind = data.type
+        tr = self._trace_state(span.trace_id)
+        if kind == "handoff":
+            self._handoff_ended(tr, span, emits)
+        elif kind == "function":
+            if span.error is None:
+                tr.state_version += 1
+        elif kind == "agent":
+            error = span.error
+            if error is not None and tr.segment is not None:
+                failed = error.get("message") != MAX_TURNS_ERROR
+                tr.segment.status = sc.RUN_STATUS_FAILED if failed else sc.RUN_STATUS_MAX_TURNS
+        elif kind == "guardrail":
+            if getattr(data, "triggered", False) and tr.segment is not None:
+                tr.segment.status = sc.RUN_STATUS_FAILED
+        elif kind == "task" and tr.segment is not None and tr.segment.span_id == span.span_id:
+            self._end_segment(tr, emits)
+        self._open.pop(span.span_id, None)
+
+    def _handoff_ended(self, tr: _TraceState, span: Span[Any], emits: list[Emit]) -> None:
+        data = span.span_data
+        handoff_id = span.span_id
+        from_agent = _name(getattr(data, "from_agent", None))
+        to_agent = _name(getattr(data, "to_agent", None))
+        sender = self._ancestor(span.parent_id, ("agent",))
+        turn_span = self._ancestor(span.parent_id, ("turn",))
+        declared_raw = getattr(sender.data, "handoffs", None) if sender is not None else None
+        declared = (
+            [d for d in declared_raw if isinstance(d, str)] if declared_raw is not None else None
+        )
+        control_before = _name(getattr(sender.data, "name", None)) if sender is not None else None
+        turn = getattr(turn_span.data, "turn", None) if turn_span is not None else None
+        counts = self._history.pop(handoff_id, None)
+        common: dict[str, Any] = {
+            "turn": turn if isinstance(turn, int) else None,
+            "fingerprint": tr.fingerprint,
+            "state_version": tr.state_version,
+            "control_before": control_before,
+        }
+        emits.append(
+            (
+                self.recorder.handoff_requested,
+                (tr.run_id, handoff_id),
+                {
+                    "from_agent": from_agent,
+                    "to_agent": to_agent,
+                    "route_declared": _declared(to_agent, declared),
+                    "goto": to_agent,
+                    "history_items_forwarded": counts[0] if counts else None,
+                    "history_items_total": counts[1] if counts else None,
+                    **common,
+                },
+            )
+        )
+        if to_agent is not None:
+            key = (sender.parent_id if sender is not None else None, to_agent)
+            tr.pending.setdefault(key, []).append(handoff_id)
+
+        error = span.error
+        if error is not None and error.get("message") == MULTIPLE_HANDOFFS_ERROR:
+            requested = (error.get("data") or {}).get("requested_agents")
+            if isinstance(requested, list):
+                # requested[0] is the one the SDK took; the rest were answered "ignoring
+                # this one". Each becomes its own handoff whose goto is where the run went.
+                for index, other in enumerate(requested[1:], start=1):
+                    other_name = _name(other)
+                    if other_name is None or other_name == to_agent:
+                        continue
+                    emits.append(
+                        (
+                            self.recorder.handoff_requested,
+                            (tr.run_id, f"{handoff_id}:{index}"),
+                            {
+                                "from_agent": from_agent,
+                                "to_agent": other_name,
+                                "route_declared": _declared(other_name, declared),
+                                "goto": to_agent,
+                                **common,
+                            },
+                        )
+                    )
+
+    def _start_segment(self, tr: _TraceState, span_id: str | None) -> None:
+        tr.segment = _Segment(span_id)
+        holder = CURRENT_RUN.get()
+        if holder is not None and holder.run_id is None:
+            holder.run_id = tr.run_id
+            holder.conversation_id = tr.conversation_id
+
+    def _end_segment(self, tr: _TraceState, emits: list[Emit]) -> None:
+        seg = tr.segment
+        tr.segment = None
+        if seg is None:
+            return
+        facts = RunFacts(
+            run_id=tr.run_id,
+            status=seg.status or sc.RUN_STATUS_COMPLETED,
+            final_agent=tr.last_agent,
+            turns=tr.turns,
+        )
+        holder = CURRENT_RUN.get()
+        if holder is not None and holder.delegate and holder.run_id == tr.run_id:
+            holder.facts = facts
+            return
+        emits.append(_run_ended(self.recorder, facts))
+
+    def _flush(self, emits: list[Emit]) -> None:
+        # Outside the lock: exporting is the OTel processor's business, not ours to serialize.
+        for fn, args, kwargs in emits:
+            fn(*args, **kwargs)
+
+
+def _run_ended(recorder: HandoffRecorder, facts: RunFacts, status: str | None = None) -> Emit:
+    return (
+        recorder.run_ended,
+        (facts.run_id, status or facts.status),
+        {"final_agent": facts.final_agent, "turns": facts.turns},
+    )
+
+
+def _name(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _declared(to_agent: str | None, declared: list[str] | None) -> bool | None:
+    if to_agent is None or declared is None:
+        return None
+    return to_agent in declared
+
+
+def _failed(where: str) -> None:
+    stats.error()
+    _log.debug("handoffscope: openai-agents processor %s failed", where, exc_info=True)

@@ -1,0 +1,306 @@
+"""`handoffscope demo`: collector + dashboard + believable live traffic, on one machine.
+
+    handoffscope demo                      # everything, until Ctrl-C
+    handoffscope demo --duration 120       # stop by itself after two minutes
+    handoffscope demo --no-dashboard --duration 60 --rate 5
+
+It starts the collector on an embedded DuckDB file and the dashboard, backfills several
+weeks of history (so the weekly review has trends), then drives live traffic: scripted
+OpenAI Agents SDK runs and LangGraph graphs through the real adapters (offline, no keys)
+plus runs reported through the plain recorder — support / billing / refund / escalation
+agents, mostly healthy, with every failure kind recurring at a believable rate.
+
+`--traffic-only` sends traffic to an existing collector (docker-compose's demo service).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+from handoffscope.instrumentation import HandoffRecorder, configure, stats
+
+from .backfill import backfill
+from .processes import Child, DemoError, collector_child, dashboard_child, wait_http
+
+FRAMEWORK_MODULES = ("handoffscope.demo.openai_scenarios", "handoffscope.demo.langgraph_scenarios")
+RECORDER_MODULE = "handoffscope.demo.recorder_scenarios"
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"HANDOFFSCOPE_{name.upper()}", default)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="handoffscope demo",
+        description="Start collector + dashboard and drive live, offline agent traffic through the real adapters.",
+        epilog="Every flag also reads HANDOFFSCOPE_<FLAG> (e.g. HANDOFFSCOPE_RATE=5). Ctrl-C stops everything cleanly.",
+    )
+    p.add_argument(
+        "--db",
+        default=_env("db", "handoffscope-demo.duckdb"),
+        help="DuckDB file for the collector (default: %(default)s)",
+    )
+    p.add_argument(
+        "--host", default=_env("host", "127.0.0.1"), help="bind address (default: %(default)s)"
+    )
+    p.add_argument(
+        "--http-port",
+        type=int,
+        default=int(_env("http_port", "4318")),
+        help="collector OTLP/HTTP + API port (default: %(default)s)",
+    )
+    p.add_argument(
+        "--grpc-port",
+        type=int,
+        default=int(_env("grpc_port", "4317")),
+        help="collector OTLP/gRPC port (default: %(default)s)",
+    )
+    p.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=int(_env("dashboard_port", "8501")),
+        help="dashboard port (default: %(default)s)",
+    )
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=float(_env("rate", "2")),
+        help="live runs per second (default: %(default)s)",
+    )
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=float(_env("duration", "0")),
+        help="seconds of live traffic; 0 = until Ctrl-C (default: %(default)s)",
+    )
+    p.add_argument(
+        "--backfill-weeks",
+        type=int,
+        default=int(_env("backfill_weeks", "6")),
+        help="weeks of history to backfill; 0 = none (default: %(default)s)",
+    )
+    p.add_argument(
+        "--backfill-runs",
+        type=int,
+        default=int(_env("backfill_runs", "250")),
+        help="history runs per week (default: %(default)s)",
+    )
+    p.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=float(_env("grace_seconds", "20")),
+        help="collector grace before 'destination never started' (default: %(default)s)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=int(_env("seed", "0")) or None,
+        help="random seed for a repeatable mix",
+    )
+    p.add_argument(
+        "--no-dashboard",
+        action="store_true",
+        default=_env("no_dashboard", "") == "1",
+        help="do not start the dashboard",
+    )
+    p.add_argument(
+        "--traffic-only",
+        action="store_true",
+        default=_env("traffic_only", "") == "1",
+        help="only send traffic (to --otlp-endpoint); start nothing",
+    )
+    p.add_argument(
+        "--otlp-endpoint",
+        default=_env("otlp_endpoint", ""),
+        help="OTLP/HTTP endpoint to send to (default: the demo's own collector)",
+    )
+    p.add_argument(
+        "--api",
+        default=_env("api", ""),
+        help="query API to wait for with --traffic-only (default: none)",
+    )
+    return p
+
+
+class Traffic:
+    """Picks scenarios by weight across the framework and recorder modules and runs them."""
+
+    def __init__(
+        self, recorder: HandoffRecorder, rng: random.Random, modules: list[ModuleType]
+    ) -> None:
+        self.recorder = recorder
+        self.rng = rng
+        self.choices: list[tuple[Callable[[], str], float]] = []
+        for mod in modules:
+            for kind, weight in mod.KINDS.items():
+                self.choices.append((self._bind(mod, kind), weight))
+        self.runs = 0
+        self.failures = 0
+
+    def _bind(self, mod: ModuleType, kind: str) -> Callable[[], str]:
+        if mod.__name__ == RECORDER_MODULE:
+            return lambda: mod.run_scenario(kind, self.recorder, self.rng)
+        return lambda: mod.run_scenario(kind, self.rng)
+
+    def step(self) -> None:
+        fns, weights = zip(*self.choices, strict=True)
+        fn = self.rng.choices(fns, weights=weights)[0]
+        try:
+            fn()
+        except Exception as exc:  # a scenario bug must not stop the demo; say it once
+            self.failures += 1
+            if self.failures <= 3:
+                print(f"  ! a demo scenario failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        self.runs += 1
+
+
+def load_modules(provider: object) -> list[ModuleType]:
+    modules = [importlib.import_module(RECORDER_MODULE)]
+    for name in FRAMEWORK_MODULES:
+        try:
+            mod = importlib.import_module(name)
+            mod.setup(provider)
+            modules.append(mod)
+        except ImportError as exc:
+            print(
+                f"  ! {name.rsplit('.', 1)[-1]} unavailable ({exc}); continuing without it",
+                file=sys.stderr,
+            )
+    return modules
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    rng = random.Random(args.seed)
+    os.environ.setdefault("HANDOFFSCOPE_FINGERPRINT_KEY", "demo-only-fingerprint-key")
+    token = os.environ.get("HANDOFFSCOPE_TOKEN")
+    children: list[Child] = []
+    logdir = Path(tempfile.mkdtemp(prefix="handoffscope-demo-"))
+    stopping = False
+
+    def _stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    api = args.api or f"http://{args.host}:{args.http_port}"
+    endpoint = args.otlp_endpoint or api
+    provider = None
+    try:
+        if not args.traffic_only:
+            col = collector_child(
+                args.db, args.host, args.http_port, args.grpc_port, args.grace_seconds
+            )
+            col.start(str(logdir / "collector.log"))
+            children.append(col)
+            print(
+                f"collector: starting on {api} (OTLP/HTTP + API), gRPC :{args.grpc_port}, db {args.db}"
+            )
+            wait_http(f"{api}/healthz", col, 60)
+            if not args.no_dashboard:
+                dash = dashboard_child(api, args.host, args.dashboard_port)
+                dash.start(str(logdir / "dashboard.log"))
+                children.append(dash)
+                wait_http(f"http://{args.host}:{args.dashboard_port}/_stcore/health", dash, 90)
+        elif args.api:
+            _wait_plain(f"{args.api}/healthz", 120)
+
+        provider = configure(
+            service_name=os.environ.get("OTEL_SERVICE_NAME", "demo-support"), endpoint=endpoint
+        )
+        recorder = HandoffRecorder(provider)
+        modules = load_modules(provider)
+
+        if args.backfill_weeks > 0 and not args.traffic_only and _stored(api, token) == 0:
+            print(f"backfill: {args.backfill_weeks} weeks × {args.backfill_runs} runs of history")
+
+            def progress(done: int, total: int) -> None:
+                print(
+                    f"\r  backfill: {done}/{total} runs",
+                    end="" if done < total else "\n",
+                    flush=True,
+                )
+
+            backfill(
+                recorder,
+                weeks=args.backfill_weeks,
+                runs_per_week=args.backfill_runs,
+                rng=rng,
+                progress=progress,
+            )
+            provider.force_flush()
+
+        if not args.no_dashboard and not args.traffic_only:
+            print(
+                f"\n  Dashboard: http://{args.host}:{args.dashboard_port}   (Ctrl-C stops the demo)\n"
+            )
+        traffic = Traffic(recorder, rng, modules)
+        started = last_report = time.monotonic()
+        interval = 1.0 / args.rate if args.rate > 0 else 1.0
+        while not stopping:
+            t0 = time.monotonic()
+            if args.duration and t0 - started >= args.duration:
+                break
+            for c in children:
+                if not c.alive():
+                    raise DemoError(
+                        f"the {c.name} stopped unexpectedly (log: {logdir / (c.name + '.log')})"
+                    )
+            traffic.step()
+            if t0 - last_report >= 10:
+                snap = stats.snapshot()
+                print(
+                    f"  live: {traffic.runs} runs, {snap['spans_emitted']} spans sent, {snap['spans_dropped']} dropped"
+                )
+                last_report = t0
+            time.sleep(max(0.0, interval - (time.monotonic() - t0)))
+        print(f"demo: stopping after {traffic.runs} live runs")
+        return 0
+    except KeyboardInterrupt:
+        print("\ndemo: Ctrl-C, stopping")
+        return 0
+    except DemoError as exc:
+        print(f"demo: {exc}\n  logs: {logdir}", file=sys.stderr)
+        return 1
+    finally:
+        if provider is not None:
+            provider.force_flush()
+            provider.shutdown()
+        for c in reversed(children):
+            c.stop()
+
+
+def _stored(api: str, token: str | None) -> int:
+    import json
+
+    req = urllib.request.Request(f"{api}/healthz")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return int(json.load(resp).get("spans_stored", 0))
+    except Exception:
+        return 0
+
+
+def _wait_plain(url: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except Exception:
+            time.sleep(1)
+    raise DemoError(f"{url} did not answer within {timeout:.0f} s")

@@ -1,0 +1,77 @@
+"""Fixtures for the framework adapters (OpenAI Agents SDK, LangGraph).
+
+In-memory: a real TracerProvider with an InMemorySpanExporter, to assert exact span and
+attribute names and types. End to end: `otlp_provider` sends the same spans with the real
+OTLP/HTTP exporter to the real collector subprocess (`collector`, tests/conftest.py), and
+`fetch_run` polls its query API until a run's evidence has arrived.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from handoffscope.instrumentation import configure, stats
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def provider(exporter: InMemorySpanExporter) -> TracerProvider:
+    stats.reset()
+    tp = TracerProvider(resource=Resource.create({"service.name": "adapter-test"}))
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    return tp
+
+
+@pytest.fixture
+def otlp_provider(collector: Any) -> Iterator[TracerProvider]:
+    """The shipped pipeline (`configure()`: OTLP/HTTP + bounded batch processor) into `collector`."""
+    stats.reset()
+    tp = configure(
+        service_name="adapter-e2e",
+        endpoint=collector.http_endpoint,
+        set_global=False,
+    )
+    yield tp
+    tp.shutdown()
+
+
+@pytest.fixture
+def fetch_run(collector: Any) -> Callable[..., dict[str, Any]]:
+    """`fetch_run(run_id, until=lambda run: ...)`: GET /api/v1/runs/{id} until `until` holds.
+
+    Waiting is not a timing assertion: export is asynchronous, so we poll until the
+    evidence is there (or give up after `timeout` s and return the last answer, letting
+    the test's own assertions say what is missing).
+    """
+
+    def fetch(
+        run_id: str,
+        until: Callable[[dict[str, Any]], bool] = lambda run: True,
+        timeout: float = 20.0,
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while True:
+            try:
+                last = collector.api(f"/api/v1/runs/{run_id}")
+            except Exception as exc:  # 404 until the first span is stored
+                last = {"error": repr(exc)}
+            if isinstance(last, dict) and "handoffs" in last and until(last):
+                return last
+            if time.monotonic() > deadline:
+                return last
+            time.sleep(0.1)
+
+    return fetch

@@ -1,0 +1,271 @@
+"""Real LangGraph multi-agent graphs for the adapter tests, driven by scripted chat models.
+
+The shape is LangGraph's swarm pattern: the root graph's nodes are agents, each a compiled
+subgraph (model node -> ToolNode -> model ...) whose handoff tools return
+`Command(goto=<agent>, graph=Command.PARENT, update=...)`. The chat model is langchain-core's
+`GenericFakeChatModel` replaying a script, so everything runs offline through the real
+runtime: callbacks on worker threads, ParentCommand bubbling, checkpoints, interrupts.
+
+Every message, tool argument, tool output and state value carries `SENTINEL`, so a test
+can prove that none of it leaves the process.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.graph import END, START, StateGraph, add_messages
+from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
+from langgraph.types import Command, interrupt
+from typing_extensions import TypedDict
+
+from handoffscope.instrumentation.langgraph import wait_details
+
+SENTINEL = "SENTINEL-7f3a9c-do-not-export"
+"""Planted in every prompt, message, tool argument, tool output and state value."""
+
+OWNER = "billing-lead"
+REASON = "refund_over_limit"
+
+
+class SupportState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    active_agent: str
+    customer_note: str
+
+
+_ids = itertools.count(1)
+
+
+def call(name: str, **args: Any) -> AIMessage:
+    """A scripted model turn that calls one tool (unique id, sentinel in content and args)."""
+    return AIMessage(
+        content=f"calling {name} {SENTINEL}",
+        tool_calls=[{"name": name, "args": {**args}, "id": f"call_{next(_ids)}"}],
+    )
+
+
+def say(text: str = "") -> AIMessage:
+    return AIMessage(content=f"{text} {SENTINEL}".strip())
+
+
+def handoff_tool(agent: str, *, close: bool = True, set_active: bool = True):
+    """A swarm-style handoff tool; `close=False` / `set_active=False` plant the bugs."""
+
+    @tool(f"transfer_to_{agent}")
+    def transfer(
+        reason: str,
+        state: Annotated[dict, InjectedState],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+    ) -> Command:
+        """Hand the conversation to another agent."""
+        messages = list(state["messages"])
+        if close:
+            messages.append(
+                ToolMessage(
+                    f"transferred to {agent} because {reason} {SENTINEL}",
+                    tool_call_id=tool_call_id,
+                )
+            )
+        update: dict[str, Any] = {"messages": messages}
+        if set_active:
+            update["active_agent"] = agent
+        return Command(goto=agent, graph=Command.PARENT, update=update)
+
+    return transfer
+
+
+@tool
+def lookup_invoice(order_id: str) -> str:
+    """Look an invoice up (real work: its result is progress)."""
+    return f"invoice for {order_id}: 80 EUR {SENTINEL}"
+
+
+def agent(name: str, script: Iterator[AIMessage], tools: list, *, approval: bool = False):
+    """An agent subgraph: scripted model, ToolNode, and optionally an approval step."""
+    # disable_streaming: the fake model drops tool calls when streamed (stream_mode="messages"
+    # or astream_events would make it stream); real chat models stream them fine.
+    model = GenericFakeChatModel(messages=script, disable_streaming=True)
+
+    def call_model(state: SupportState) -> dict:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(SupportState)
+    g.add_node("model", call_model)
+    g.add_node("tools", ToolNode(tools))
+    g.add_edge(START, "model")
+    if approval:
+
+        def approve(state: SupportState) -> dict:
+            answer = interrupt(
+                {
+                    "question": f"refund 80 EUR? {SENTINEL}",
+                    **wait_details(owner=OWNER, reason=REASON, deadline=time.time() + 3600),
+                }
+            )
+            return {"messages": [say(f"approval was {answer!r}")]}
+
+        g.add_node("approve", approve)
+        g.add_conditional_edges("model", tools_condition, {"tools": "tools", END: "approve"})
+        g.add_edge("approve", END)
+    else:
+        g.add_conditional_edges("model", tools_condition)
+    g.add_edge("tools", "model")
+    return g.compile(name=name)
+
+
+def swarm(agents: dict[str, Any], *, checkpointer: Any = None):
+    """Root graph: one node per agent, all may hand off to all; START goes to triage."""
+    g = StateGraph(SupportState)
+    for name, sub in agents.items():
+        g.add_node(name, sub, destinations=tuple(a for a in agents if a != name))
+    g.add_edge(START, "triage")
+    return g.compile(checkpointer=checkpointer)
+
+
+def first_input() -> dict:
+    return {
+        "messages": [("user", f"my refund please {SENTINEL}")],
+        "active_agent": "triage",
+        "customer_note": f"vip {SENTINEL}",
+    }
+
+
+# --- the scenarios ----------------------------------------------------------------------
+
+
+def healthy(verify=None):
+    """triage hands to billing (closed, control moved); billing works, answers, verifies."""
+
+    def billing_script() -> Iterator[AIMessage]:
+        yield call("lookup_invoice", order_id=f"A-1 {SENTINEL}")
+        yield say("refund is on its way")
+
+    billing = agent("billing", billing_script(), [lookup_invoice])
+    if verify is not None:
+        # A verifier node after the agent's answer (what a real app checks: the refund).
+        inner = billing
+        g = StateGraph(SupportState)
+        g.add_node("work", inner)
+        g.add_node("verify", verify)
+        g.add_edge(START, "work")
+        g.add_edge("work", "verify")
+        billing = g.compile(name="billing")
+    triage = agent(
+        "triage",
+        iter([call("transfer_to_billing", reason=f"refund {SENTINEL}")]),
+        [handoff_tool("billing")],
+    )
+    return swarm({"triage": triage, "billing": billing})
+
+
+def ping_pong():
+    """triage and billing hand the customer back and forth without doing anything."""
+
+    def forever(to: str) -> Iterator[AIMessage]:
+        while True:
+            yield call(f"transfer_to_{to}", reason=f"not mine {SENTINEL}")
+
+    triage = agent("triage", forever("billing"), [handoff_tool("billing")])
+    billing = agent("billing", forever("triage"), [handoff_tool("triage")])
+    return swarm({"triage": triage, "billing": billing})
+
+
+def back_and_forth_with_progress():
+    """triage -> billing -> triage -> billing, each agent doing real work before handing on."""
+    triage = agent(
+        "triage",
+        iter(
+            [
+                call("transfer_to_billing", reason=f"refund {SENTINEL}"),
+                call("lookup_invoice", order_id=f"A-2 {SENTINEL}"),
+                call("transfer_to_billing", reason=f"second order {SENTINEL}"),
+            ]
+        ),
+        [handoff_tool("billing"), lookup_invoice],
+    )
+    billing = agent(
+        "billing",
+        iter(
+            [
+                call("lookup_invoice", order_id=f"A-1 {SENTINEL}"),
+                call("transfer_to_triage", reason=f"another order {SENTINEL}"),
+                say("both refunds are on their way"),
+            ]
+        ),
+        [handoff_tool("triage"), lookup_invoice],
+    )
+    return swarm({"triage": triage, "billing": billing})
+
+
+def fan_out():
+    """A dispatcher node hands one request to two agents at once; they run in parallel."""
+
+    def dispatch(state: SupportState) -> Command[Literal["billing", "refunds"]]:
+        # One control key cannot name two holders: it names billing.
+        return Command(
+            goto=["billing", "refunds"],
+            update={"messages": [say("splitting")], "active_agent": "billing"},
+        )
+
+    def worker(name: str):
+        def run(state: SupportState) -> dict:
+            return {"messages": [say(f"{name} done")]}
+
+        return run
+
+    g = StateGraph(SupportState)
+    g.add_node("triage", dispatch)
+    g.add_node("billing", worker("billing"))
+    g.add_node("refunds", worker("refunds"))
+    g.add_edge(START, "triage")
+    return g.compile()
+
+
+def approval(checkpointer):
+    """triage hands to billing, whose refund needs a human: interrupt(), then resume."""
+    triage = agent(
+        "triage",
+        iter([call("transfer_to_billing", reason=f"refund {SENTINEL}")]),
+        [handoff_tool("billing")],
+    )
+    billing = agent("billing", iter([say("needs approval")]), [], approval=True)
+    return swarm({"triage": triage, "billing": billing}, checkpointer=checkpointer)
+
+
+def broken(*, close: bool = True, set_active: bool = True):
+    """A handoff tool that forgets the ToolMessage, or forgets to move `active_agent`."""
+    triage = agent(
+        "triage",
+        iter([call("transfer_to_billing", reason=f"refund {SENTINEL}")]),
+        [handoff_tool("billing", close=close, set_active=set_active)],
+    )
+    billing = agent("billing", iter([say("done")]), [])
+    return swarm({"triage": triage, "billing": billing})
+
+
+def node_commands():
+    """Function nodes that route with returned Commands; one goes where it never declared."""
+
+    def triage(state: SupportState) -> Command[Literal["billing"]]:
+        return Command(goto="billing", update={"active_agent": "billing", "messages": [say()]})
+
+    def billing(state: SupportState) -> Command[Literal["triage"]]:
+        # Declared only triage; goes to refunds: an undeclared route.
+        return Command(goto="refunds", update={"active_agent": "refunds"})
+
+    def refunds(state: SupportState) -> dict:
+        return {"messages": [say("refunded")]}
+
+    g = StateGraph(SupportState)
+    g.add_node("triage", triage)
+    g.add_node("billing", billing)
+    g.add_node("refunds", refunds)
+    g.add_edge(START, "triage")
+    return g.compile()
