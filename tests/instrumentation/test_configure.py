@@ -84,6 +84,11 @@ def test_grpc_is_selectable(monkeypatch: pytest.MonkeyPatch) -> None:
         provider.shutdown()
 
 
+def test_endpoint_without_scheme_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="needs a scheme"):
+        configure(endpoint="127.0.0.1:4318", set_global=False)
+
+
 def test_unknown_protocol_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unsupported OTLP protocol 'http/json'"):
         configure(protocol="http/json", set_global=False)

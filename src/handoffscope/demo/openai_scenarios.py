@@ -27,8 +27,8 @@ The SDK's own tracing must stay on (`OPENAI_AGENTS_DISABLE_TRACING` unset): the 
 a trace processor.
 
 Each `run_scenario` call drives its runs inside one `asyncio.run`, which closes its loop
-and joins its executor threads before returning — nothing is left behind, and the call
-takes milliseconds.
+and joins its executor threads before returning: nothing is left behind, and a call takes
+tens of milliseconds.
 """
 
 from __future__ import annotations

@@ -100,6 +100,11 @@ def _otlp_exporter(
         raise ValueError(
             f"unsupported OTLP protocol {proto!r}: use {PROTOCOL_HTTP!r} (default) or {PROTOCOL_GRPC!r}"
         )
+    if endpoint is not None and not endpoint.startswith(("http://", "https://")):
+        # The exporter would only log "No connection adapters" from its thread, forever.
+        raise ValueError(
+            f"OTLP endpoint {endpoint!r} needs a scheme: http://host:port or https://host:port"
+        )
     merged = _headers(headers)
     if timeout is None and not os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT"):
         timeout = DEFAULT_TIMEOUT_S
