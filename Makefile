@@ -14,7 +14,7 @@ help:
 	@echo "make test         set up, lint, run the whole test suite"
 	@echo "make bench        benchmarks (ratios against baselines measured in the same run)"
 	@echo "make soak         long fault/overload runs (not part of make test)"
-	@echo "make screenshots  regenerate docs/screenshots/ from a live demo"
+	@echo "make screenshots  regenerate docs/screenshots/ (README images) against a seeded collector"
 
 $(STAMP): $(PROJECTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -1,0 +1,77 @@
+"""The dashboard's entry point and router: `streamlit run app.py` (via `handoffscope dashboard`).
+
+Seven pages, one file each under `views/`, in the order people reach for them: the live
+board for the operator on shift, the four drill-downs (control flow, loops, approvals,
+false completions), the run detail an on-call engineer opens from a link
+(`run_detail?run_id=<id>`), and the weekly review.
+
+The router draws the sidebar filters before the page runs (see `layout.sidebar_filters`)
+so the chosen service stays put while moving between pages. Data comes only from the
+collector's query API (`client`), never from its DuckDB file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from handoffscope.dashboard import layout
+
+HERE = Path(__file__).parent
+# Not `pages/`: Streamlit treats a folder of that name beside the entry point as a legacy
+# multipage app, and then runs a fresh server's first request (and every AppTest rerun)
+# straight from the page file — without this router, so without filters or navigation.
+VIEWS = HERE / "views"
+
+st.set_page_config(page_title="handoffscope", page_icon=":material/account_tree:", layout="wide")
+
+live = st.Page(VIEWS / "live.py", title="Live", icon=":material/monitor_heart:", default=True)
+control_flow = st.Page(
+    VIEWS / "control_flow.py",
+    title="Control flow",
+    icon=":material/account_tree:",
+    url_path="control_flow",
+)
+loops = st.Page(VIEWS / "loops.py", title="Loops", icon=":material/autorenew:", url_path="loops")
+approvals = st.Page(
+    VIEWS / "approvals.py", title="Approvals", icon=":material/hourglass_top:", url_path="approvals"
+)
+false_completions = st.Page(
+    VIEWS / "false_completions.py",
+    title="False completions",
+    icon=":material/report:",
+    url_path="false_completions",
+)
+run_detail = st.Page(
+    VIEWS / "run_detail.py",
+    title="Run detail",
+    icon=":material/search:",
+    url_path=layout.RUN_PAGE_URL_PATH,
+)
+weekly_review = st.Page(
+    VIEWS / "weekly_review.py",
+    title="Weekly review",
+    icon=":material/calendar_month:",
+    url_path="weekly_review",
+)
+
+page = st.navigation(
+    {
+        "Now": [live, approvals],
+        "Investigate": [control_flow, loops, false_completions, run_detail],
+        "Review": [weekly_review],
+    }
+)
+
+# Per-page filter defaults: the live board is about the last hour, lists look back a day,
+# the weekly review counts whole ISO weeks.
+if page.url_path == weekly_review.url_path:
+    layout.sidebar_filters(page.url_path, weeks=True)
+elif page.url_path == live.url_path:  # the default page lives at the root URL, ""
+    layout.sidebar_filters("live", default_window="Last hour")
+else:
+    layout.sidebar_filters(page.url_path)
+layout.sidebar_connection()
+
+page.run()

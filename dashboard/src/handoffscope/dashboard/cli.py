@@ -1,0 +1,94 @@
+"""`handoffscope dashboard`: start the Streamlit dashboard against a running collector.
+
+    handoffscope dashboard --api http://127.0.0.1:4318 --port 8501 [--host 127.0.0.1]
+
+Every flag also reads `HANDOFFSCOPE_<FLAG>` (`HANDOFFSCOPE_API`, `HANDOFFSCOPE_PORT`,
+`HANDOFFSCOPE_HOST`); a flag on the command line wins. When `HANDOFFSCOPE_TOKEN` is set,
+the dashboard sends it to the collector as a bearer token; it is passed through the
+environment only, never as an argument, so it does not show up in `ps`.
+
+The command replaces itself (exec) with `python -m streamlit run app.py`, headless, bound
+to `--host` (127.0.0.1 by default: the board shows which agents fail and where, which is
+not for the whole network), with Streamlit's usage statistics off and its file watcher off
+(nothing here is edited while it runs). Exec rather than a child process keeps one pid,
+so a supervisor's stop signal reaches Streamlit directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from handoffscope.dashboard.settings import ENV_API, ENV_TOKEN, SETTINGS
+
+APP = Path(__file__).with_name("app.py")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="handoffscope dashboard",
+        description=(
+            "Start the handoffscope dashboard (Streamlit) reading from a collector's query API. "
+            f"Set {ENV_TOKEN} when the collector requires a bearer token."
+        ),
+    )
+    for s in SETTINGS:
+        default = os.environ.get(s.env, s.default)
+        parser.add_argument(
+            s.flag,
+            dest=s.name,
+            type=s.type,
+            default=default,  # argparse converts a string default with `type`, and reports a bad one
+            help=f"{s.help} (env {s.env}, default {s.default})",
+        )
+    return parser
+
+
+def streamlit_command(api: str, port: int, host: str) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment `main` execs: split out so a test can check them."""
+    argv = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.port",
+        str(port),
+        "--server.address",
+        host,
+        "--server.headless",
+        "true",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+        "--client.toolbarMode",
+        "viewer",  # no "Deploy" button or developer menu on an operator's board
+        "--theme.base",
+        "light",
+    ]
+    env = dict(os.environ)
+    env[ENV_API] = api.rstrip("/")
+    return argv, env
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not args.api.startswith(("http://", "https://")):
+        print(
+            f"handoffscope dashboard: --api must be an http(s) URL, got {args.api!r}",
+            file=sys.stderr,
+        )
+        return 2
+    command, env = streamlit_command(args.api, args.port, args.host)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(command[0], command, env)
+    return 0  # not reached: execve replaces the process
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,476 @@
+"""The dashboard's only way to data: the collector's query API (docs/api.md).
+
+DuckDB is single-writer, so the dashboard never opens the collector's file; it asks the
+collector over HTTP. Where to ask comes from the environment the `handoffscope dashboard`
+command sets up:
+
+- `HANDOFFSCOPE_API` — the collector's base URL (default `http://127.0.0.1:4318`);
+- `HANDOFFSCOPE_TOKEN` — when set, sent as `Authorization: Bearer <token>`.
+
+One `httpx.Client` per (URL, token) lives in `st.cache_resource`, so every session shares
+its connection pool. Answers are turned into pandas frames and kept in `st.cache_data` for
+a few seconds: long enough that the seven pages and a dozen operators do not each hit
+the collector on every rerun, short enough that the board stays live (the live board's
+TTL is below its refresh period). A time window is part of the cache key as a length,
+not as a start time, and is turned into `since` inside the cached call; keying on the
+start time would miss the cache on every rerun.
+
+Every failure becomes a `CollectorError` with a sentence for the operator and a hint
+(unreachable, token refused, unknown run, an answer of the wrong shape); pages show it
+with `layout.guard()` instead of a traceback. Errors are never cached.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pandas as pd
+import streamlit as st
+
+from handoffscope.dashboard.settings import DEFAULT_API, ENV_API, ENV_TOKEN
+
+LIVE_TTL_SECONDS = 2
+"""Below the live board's refresh period, so each refresh shows new data."""
+LIST_TTL_SECONDS = 10
+REVIEW_TTL_SECONDS = 60
+"""Weekly numbers move slowly; a minute of cache spares the heaviest query."""
+
+CONNECT_TIMEOUT_SECONDS = 2.0
+READ_TIMEOUT_SECONDS = 10.0
+
+API_PREFIX = "/api/v1"
+
+
+# --- errors ----------------------------------------------------------------------------
+
+
+class CollectorError(Exception):
+    """Something the operator must be told in words: what is wrong and what to do."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class CollectorUnreachable(CollectorError):
+    """Nothing answers at the configured URL (refused, timed out, bad host)."""
+
+
+class TokenRefused(CollectorError):
+    """The collector answered 401/403: no token, or the wrong one."""
+
+
+class RunNotFound(CollectorError):
+    """`/runs/{run_id}` answered 404."""
+
+
+class BadResponse(CollectorError):
+    """The collector answered, but not with what docs/api.md promises."""
+
+
+# --- connection ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Connection:
+    api: str
+    token: str | None
+
+    @classmethod
+    def from_env(cls) -> Connection:
+        api = (os.environ.get(ENV_API) or DEFAULT_API).rstrip("/")
+        token = os.environ.get(ENV_TOKEN) or None
+        return cls(api, token)
+
+
+@st.cache_resource(show_spinner=False)
+def _http(api: str, token: str | None) -> httpx.Client:
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return httpx.Client(
+        base_url=api,
+        headers=headers,
+        timeout=httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
+    )
+
+
+def _get(
+    api: str, token: str | None, path: str, params: dict[str, Any] | None = None
+) -> httpx.Response:
+    """GET and map every failure to a `CollectorError`; returns only 2xx responses."""
+    clean = {k: v for k, v in (params or {}).items() if v is not None and v != ""}
+    try:
+        resp = _http(api, token).get(path, params=clean)
+    except httpx.TransportError as exc:
+        raise CollectorUnreachable(
+            f"Cannot reach the collector at {api} ({type(exc).__name__}).",
+            "Start it with `handoffscope collector`, or point the dashboard at the right "
+            "address with `handoffscope dashboard --api URL` (or HANDOFFSCOPE_API).",
+        ) from exc
+    if resp.status_code in (401, 403):
+        if token:
+            raise TokenRefused(
+                f"The collector at {api} refused the dashboard's token.",
+                "Set HANDOFFSCOPE_TOKEN to the token the collector was started with.",
+            )
+        raise TokenRefused(
+            f"The collector at {api} requires a token and the dashboard has none.",
+            "Set HANDOFFSCOPE_TOKEN before `handoffscope dashboard`.",
+        )
+    if resp.status_code >= 400:
+        detail = _error_text(resp)
+        if resp.status_code == 404 and path.startswith(f"{API_PREFIX}/runs/"):
+            raise RunNotFound(
+                "The collector has no run with this id.",
+                "Check the id, or widen the time window: the run may not have sent any span yet.",
+            )
+        raise BadResponse(
+            f"The collector answered {resp.status_code} to {path}: {detail}",
+            "The dashboard and the collector may be different versions.",
+        )
+    return resp
+
+
+def _error_text(resp: httpx.Response) -> str:
+    try:
+        body = resp.json()
+    except ValueError:
+        return resp.reason_phrase or "no detail"
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        return body["error"]
+    return resp.reason_phrase or "no detail"
+
+
+def _json(api: str, token: str | None, path: str, params: dict[str, Any] | None = None) -> dict:
+    resp = _get(api, token, path, params)
+    try:
+        body = resp.json()
+    except ValueError as exc:
+        raise BadResponse(f"The collector's answer to {path} is not JSON.") from exc
+    if not isinstance(body, dict):
+        raise BadResponse(f"The collector's answer to {path} is not a JSON object.")
+    return body
+
+
+def _list(body: dict, key: str, path: str) -> list[dict]:
+    rows = body.get(key, [])
+    if not isinstance(rows, list):
+        raise BadResponse(f"The collector's answer to {path} has no list '{key}'.")
+    return [r for r in rows if isinstance(r, dict)]
+
+
+def _since(window_seconds: int | None) -> str | None:
+    if not window_seconds:
+        return None
+    start = datetime.now(timezone.utc) - timedelta(seconds=window_seconds)
+    return start.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+# --- frames ----------------------------------------------------------------------------
+
+RUN_COLUMNS = [
+    "run_id", "service", "verdict", "verdict_label", "status", "started_at", "last_seen_at",
+    "current_agent", "handoff_count", "loop", "false_complete", "pending_approvals", "turns",
+]  # fmt: skip
+HANDOFF_COLUMNS = [
+    "run_id", "service", "handoff_id", "from_agent", "to_agent", "turn", "requested_at",
+    "verdict", "verdict_label", "failed_boundary", "why", "next_step", "fingerprint",
+    "state_version", "history_items_forwarded", "history_items_total", "route_declared",
+    "rejection_reason", "missing_keys", "boundaries",
+]  # fmt: skip
+IN_FLIGHT_COLUMNS = [
+    "run_id", "service", "current_agent", "last_handoff_at", "seconds_since_last_handoff",
+    "verdict", "verdict_label",
+]  # fmt: skip
+EDGE_COLUMNS = [
+    "from_agent", "to_agent", "count", "unhealthy", "unhealthy_share", "undeclared",
+    "verdicts", "runs",
+]  # fmt: skip
+LOOP_COLUMNS = ["run_id", "service", "cycle", "repeats", "turns", "status", "last_seen_at"]
+APPROVAL_COLUMNS = [
+    "run_id", "handoff_id", "service", "owner", "reason", "deadline", "seconds_left",
+    "verdict", "verdict_label", "missing", "resume_token_id", "state_persisted",
+    "checkpointed_at",
+]  # fmt: skip
+FALSE_COMPLETION_COLUMNS = [
+    "run_id", "service", "final_agent", "ended_at", "outcome_result", "verifier",
+]  # fmt: skip
+OUTCOME_COLUMNS = ["handoff_id", "verifier", "result", "receipt_id", "at"]
+SPAN_COLUMNS = ["name", "handoff_id", "start", "end", "attributes"]
+TIMELINE_COLUMNS = ["minute", "verdict", "count"]
+WEEK_COLUMNS = ["week", "handoffs", "rejections", "rate"]
+BY_REASON_COLUMNS = ["week", "reason", "count", "rate"]
+BY_EDGE_COLUMNS = ["week", "from_agent", "to_agent", "handoffs", "rejections", "rate"]
+BY_AGENT_COLUMNS = ["week", "agent", "handoffs", "rejections", "rate"]
+
+TIME_COLUMNS = {
+    "started_at", "last_seen_at", "ended_at", "requested_at", "last_handoff_at", "deadline",
+    "checkpointed_at", "minute", "at", "start", "end",
+}  # fmt: skip
+
+
+def frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    """Rows as a frame with at least `columns` (so an empty answer still has its shape),
+    times parsed to UTC timestamps."""
+    df = pd.DataFrame(rows)
+    for col in columns:
+        if col not in df.columns:
+            df[col] = None
+    df = df[columns + [c for c in df.columns if c not in columns]]
+    for col in df.columns:
+        if col in TIME_COLUMNS:
+            df[col] = pd.to_datetime(df[col], utc=True, format="ISO8601", errors="coerce")
+    return df
+
+
+# --- endpoints -------------------------------------------------------------------------
+
+
+@dataclass
+class Live:
+    now: pd.Timestamp | None
+    in_flight: pd.DataFrame
+    verdict_counts: dict[str, int]
+    timeline: pd.DataFrame
+    unhealthy: pd.DataFrame
+
+
+@dataclass
+class RunDetail:
+    summary: dict[str, Any]
+    """Scalar facts of the run (verdict, status, times, agents, loop, counts)."""
+    path: list[str]
+    loop_cycle: list[str]
+    handoffs: pd.DataFrame
+    outcomes: pd.DataFrame
+    waits: pd.DataFrame
+    spans: pd.DataFrame
+
+
+@dataclass
+class Weekly:
+    this_week: str | None
+    last_week: str | None
+    weeks: pd.DataFrame
+    by_reason: pd.DataFrame
+    by_edge: pd.DataFrame
+    by_agent: pd.DataFrame
+
+
+@dataclass
+class Health:
+    ok: bool
+    spans_stored: int | None = None
+
+
+def connection() -> Connection:
+    return Connection.from_env()
+
+
+@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+def _health(api: str, token: str | None) -> Health:
+    body = _json(api, token, "/healthz")
+    stored = body.get("spans_stored")
+    return Health(body.get("status") == "ok", stored if isinstance(stored, int) else None)
+
+
+def health() -> Health:
+    """`/healthz` (no auth), to show the connection in the sidebar."""
+    c = connection()
+    return _health(c.api, c.token)
+
+
+@st.cache_data(ttl=REVIEW_TTL_SECONDS, show_spinner=False)
+def _services(api: str, token: str | None) -> list[str]:
+    path = f"{API_PREFIX}/services"
+    body = _json(api, token, path)
+    names = body.get("services", [])
+    if not isinstance(names, list):
+        raise BadResponse(f"The collector's answer to {path} has no list 'services'.")
+    return sorted(str(n) for n in names if n)
+
+
+def services() -> list[str]:
+    c = connection()
+    return _services(c.api, c.token)
+
+
+@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
+def _live(api: str, token: str | None, service: str | None, window_seconds: int) -> Live:
+    path = f"{API_PREFIX}/live"
+    body = _json(api, token, path, {"service": service, "window": window_seconds})
+    counts = body.get("verdict_counts") or {}
+    now = pd.to_datetime(body.get("now"), utc=True, format="ISO8601", errors="coerce")
+    return Live(
+        now=None if pd.isna(now) else now,
+        in_flight=frame(_list(body, "runs_in_flight", path), IN_FLIGHT_COLUMNS),
+        verdict_counts={str(k): int(v) for k, v in counts.items() if isinstance(v, int | float)},
+        timeline=frame(_list(body, "timeline", path), TIMELINE_COLUMNS),
+        unhealthy=frame(_list(body, "unhealthy", path), HANDOFF_COLUMNS),
+    )
+
+
+def live(service: str | None, window_seconds: int) -> Live:
+    c = connection()
+    return _live(c.api, c.token, service, window_seconds)
+
+
+@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+def _runs(
+    api: str, token: str | None, service: str | None, window_seconds: int | None,
+    verdict: str | None, limit: int,
+) -> pd.DataFrame:  # fmt: skip
+    path = f"{API_PREFIX}/runs"
+    params = {
+        "service": service,
+        "since": _since(window_seconds),
+        "verdict": verdict,
+        "limit": limit,
+    }
+    return frame(_list(_json(api, token, path, params), "runs", path), RUN_COLUMNS)
+
+
+def runs(
+    service: str | None, window_seconds: int | None, verdict: str | None = None, limit: int = 100
+) -> pd.DataFrame:
+    c = connection()
+    return _runs(c.api, c.token, service, window_seconds, verdict, limit)
+
+
+@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
+def _run(api: str, token: str | None, run_id: str) -> RunDetail:
+    path = f"{API_PREFIX}/runs/{quote(run_id, safe='')}"
+    body = _json(api, token, path)
+    summary = {
+        k: v
+        for k, v in body.items()
+        if k not in ("path", "loop_cycle", "handoffs", "outcomes", "waits", "spans")
+    }
+    for key in ("started_at", "ended_at", "last_seen_at"):
+        ts = pd.to_datetime(summary.get(key), utc=True, format="ISO8601", errors="coerce")
+        summary[key] = None if pd.isna(ts) else ts
+    return RunDetail(
+        summary=summary,
+        path=[str(a) for a in body.get("path") or []],
+        loop_cycle=[str(a) for a in body.get("loop_cycle") or []],
+        handoffs=frame(_list(body, "handoffs", path), HANDOFF_COLUMNS),
+        outcomes=frame(_list(body, "outcomes", path), OUTCOME_COLUMNS),
+        waits=frame(_list(body, "waits", path), APPROVAL_COLUMNS),
+        spans=frame(_list(body, "spans", path), SPAN_COLUMNS),
+    )
+
+
+def run(run_id: str) -> RunDetail:
+    c = connection()
+    return _run(c.api, c.token, run_id)
+
+
+@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+def _edges(
+    api: str, token: str | None, service: str | None, window_seconds: int | None
+) -> pd.DataFrame:
+    path = f"{API_PREFIX}/edges"
+    params = {"service": service, "since": _since(window_seconds)}
+    df = frame(_list(_json(api, token, path, params), "edges", path), EDGE_COLUMNS)
+    for col in ("count", "unhealthy", "undeclared"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").fillna(0).astype(int)
+    df["unhealthy_share"] = pd.to_numeric(df["unhealthy_share"], errors="coerce").fillna(0.0)
+    return df
+
+
+def edges(service: str | None, window_seconds: int | None) -> pd.DataFrame:
+    c = connection()
+    return _edges(c.api, c.token, service, window_seconds)
+
+
+@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+def _loops(
+    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int
+) -> pd.DataFrame:
+    path = f"{API_PREFIX}/loops"
+    params = {"service": service, "since": _since(window_seconds), "limit": limit}
+    return frame(_list(_json(api, token, path, params), "loops", path), LOOP_COLUMNS)
+
+
+def loops(service: str | None, window_seconds: int | None, limit: int = 100) -> pd.DataFrame:
+    c = connection()
+    return _loops(c.api, c.token, service, window_seconds, limit)
+
+
+@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
+def _approvals(api: str, token: str | None, service: str | None) -> pd.DataFrame:
+    path = f"{API_PREFIX}/approvals"
+    df = frame(
+        _list(_json(api, token, path, {"service": service}), "approvals", path), APPROVAL_COLUMNS
+    )
+    df["seconds_left"] = pd.to_numeric(df["seconds_left"], errors="coerce")
+    return df
+
+
+def approvals(service: str | None) -> pd.DataFrame:
+    """Open waits in the collector's order: overdue, then uncertain, then by deadline."""
+    c = connection()
+    return _approvals(c.api, c.token, service)
+
+
+@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+def _false_completions(
+    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int
+) -> pd.DataFrame:
+    path = f"{API_PREFIX}/false_completions"
+    params = {"service": service, "since": _since(window_seconds), "limit": limit}
+    return frame(_list(_json(api, token, path, params), "runs", path), FALSE_COMPLETION_COLUMNS)
+
+
+def false_completions(
+    service: str | None, window_seconds: int | None, limit: int = 100
+) -> pd.DataFrame:
+    c = connection()
+    return _false_completions(c.api, c.token, service, window_seconds, limit)
+
+
+@st.cache_data(ttl=REVIEW_TTL_SECONDS, show_spinner=False)
+def _weekly(api: str, token: str | None, service: str | None, weeks: int) -> Weekly:
+    path = f"{API_PREFIX}/review/weekly"
+    body = _json(api, token, path, {"service": service, "weeks": weeks, "format": "json"})
+    return Weekly(
+        this_week=body.get("this_week"),
+        last_week=body.get("last_week"),
+        weeks=frame(_list(body, "weeks", path), WEEK_COLUMNS),
+        by_reason=frame(_list(body, "by_reason", path), BY_REASON_COLUMNS),
+        by_edge=frame(_list(body, "by_edge", path), BY_EDGE_COLUMNS),
+        by_agent=frame(_list(body, "by_agent", path), BY_AGENT_COLUMNS),
+    )
+
+
+def weekly(service: str | None, weeks: int) -> Weekly:
+    c = connection()
+    return _weekly(c.api, c.token, service, weeks)
+
+
+@st.cache_data(ttl=REVIEW_TTL_SECONDS, show_spinner=False)
+def _weekly_csv(api: str, token: str | None, service: str | None, weeks: int) -> bytes:
+    path = f"{API_PREFIX}/review/weekly"
+    return _get(api, token, path, {"service": service, "weeks": weeks, "format": "csv"}).content
+
+
+def weekly_csv(service: str | None, weeks: int) -> bytes:
+    """The collector's own CSV export, byte for byte (one row per week, dimension, key)."""
+    c = connection()
+    return _weekly_csv(c.api, c.token, service, weeks)
+
+
+def clear_cache() -> None:
+    """Forget cached answers (the sidebar's "Refresh now")."""
+    for fn in (
+        _health, _services, _live, _runs, _run, _edges, _loops, _approvals,
+        _false_completions, _weekly, _weekly_csv,
+    ):  # fmt: skip
+        fn.clear()

@@ -1,0 +1,230 @@
+"""What every page shares: the sidebar filters, the error guard, empty states, run links and
+verdict-coloured tables.
+
+Filters. The router (`app.py`) draws the service and time-window filters in the sidebar on
+every run, before the page runs, so the choice of service follows the operator from page
+to page; each page reads them with `current_filters()`. The time window is remembered per
+page (Live defaults to the last hour, the lists to the last day); the weekly review picks
+a number of ISO weeks instead.
+
+Errors. A page wraps its body in `with guard():` so an unreachable collector, a refused
+token or an unknown run is a sentence and a hint on the page, never a traceback.
+
+Links to a run use the Run detail page's URL, `run_detail?run_id=<id>`, relative to the page, so
+they work behind a proxy path and can be pasted into a ticket.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
+
+import pandas as pd
+import streamlit as st
+
+from handoffscope.dashboard import client, style
+
+RUN_PAGE_URL_PATH = "run_detail"
+"""URL path of the Run detail page; `?run_id=` selects the run."""
+
+WINDOWS: dict[str, int] = {
+    "Last 15 minutes": 15 * 60,
+    "Last hour": 3600,
+    "Last 6 hours": 6 * 3600,
+    "Last 24 hours": 24 * 3600,
+    "Last 7 days": 7 * 86400,
+    "Last 30 days": 30 * 86400,
+}
+WEEKS_CHOICES = (4, 8, 12, 26)
+DEFAULT_WEEKS = 8
+ALL_SERVICES = "All services"
+
+_FILTERS_KEY = "handoffscope.filters"
+_SERVICE_KEY = "filter.service"
+
+
+@dataclass(frozen=True)
+class Filters:
+    service: str | None
+    """None: every service."""
+    window_seconds: int
+    window_label: str
+    weeks: int = DEFAULT_WEEKS
+
+    @property
+    def scope(self) -> str:
+        """The filters in words, for captions and empty states."""
+        who = style.md(self.service) if self.service else "all services"
+        return f"{who}, {self.window_label.lower()}"
+
+
+def sidebar_filters(
+    page_key: str, *, default_window: str = "Last 24 hours", weeks: bool = False
+) -> Filters:
+    """Draw the service and time filters in the sidebar and remember them for the page."""
+    with st.sidebar:
+        st.subheader("Filters")
+        names = _service_names()
+        options = [ALL_SERVICES, *names]
+        chosen = st.session_state.get(_SERVICE_KEY)
+        if chosen not in options:
+            # The service vanished from the list (other window, collector restarted):
+            # fall back to all rather than fail.
+            st.session_state[_SERVICE_KEY] = ALL_SERVICES
+        service = st.selectbox("Service", options, key=_SERVICE_KEY)
+
+        if weeks:
+            weeks_key = f"filter.weeks.{page_key}"
+            n = st.selectbox(
+                "Weeks to compare",
+                WEEKS_CHOICES,
+                index=WEEKS_CHOICES.index(st.session_state.get(f"_{weeks_key}", DEFAULT_WEEKS)),
+                format_func=lambda w: f"Last {w} ISO weeks",
+                key=weeks_key,
+            )
+            st.session_state[f"_{weeks_key}"] = n
+            filters = Filters(_service_or_none(service), n * 7 * 86400, f"Last {n} ISO weeks", n)
+        else:
+            window_key = f"filter.window.{page_key}"
+            labels = list(WINDOWS)
+            # Widget state is dropped when its page is not shown; this plain key outlives it.
+            remembered = st.session_state.get(f"_{window_key}", default_window)
+            label = st.selectbox(
+                "Time window",
+                labels,
+                index=labels.index(remembered if remembered in WINDOWS else default_window),
+                key=window_key,
+            )
+            st.session_state[f"_{window_key}"] = label
+            filters = Filters(_service_or_none(service), WINDOWS[label], label)
+    st.session_state[_FILTERS_KEY] = filters
+    return filters
+
+
+def _service_or_none(choice: str | None) -> str | None:
+    return None if not choice or choice == ALL_SERVICES else choice
+
+
+def _service_names() -> list[str]:
+    # The sidebar must draw even when the collector is down; the page says why.
+    try:
+        return client.services()
+    except client.CollectorError:
+        return []
+
+
+def current_filters() -> Filters:
+    """The filters the router drew for this run (a default when a page runs alone)."""
+    found = st.session_state.get(_FILTERS_KEY)
+    if isinstance(found, Filters):
+        return found
+    return Filters(None, WINDOWS["Last 24 hours"], "Last 24 hours")
+
+
+def sidebar_connection() -> None:
+    """Where the dashboard reads from, and whether it answers (bottom of the sidebar)."""
+    conn = client.connection()
+    with st.sidebar:
+        st.divider()
+        try:
+            h = client.health()
+        except client.CollectorError:
+            st.caption(f"Collector: {conn.api} — not answering")
+        else:
+            stored = f", {h.spans_stored:,} spans stored" if h.spans_stored is not None else ""
+            st.caption(f"Collector: {conn.api} — up{stored}")
+        if st.button("Refresh now", help="Forget cached answers and ask the collector again."):
+            client.clear_cache()
+            st.rerun()
+
+
+@contextmanager
+def guard() -> Iterator[None]:
+    """Show a `CollectorError` as a message with a hint instead of a traceback."""
+    try:
+        yield
+    except client.CollectorError as exc:
+        show_error(exc)
+
+
+def show_error(exc: client.CollectorError) -> None:
+    if isinstance(exc, client.TokenRefused):
+        icon = ":material/lock:"
+    elif isinstance(exc, client.CollectorUnreachable):
+        icon = ":material/cloud_off:"
+    else:
+        icon = ":material/warning:"
+    text = f"**{style.md(exc.message)}**"
+    if exc.hint:
+        text += f"\n\n{exc.hint}"
+    st.error(text, icon=icon)
+
+
+def empty_state(what: str, filters: Filters | None = None, advice: str = "") -> None:
+    """Say what is missing, for which scope, and what would make it appear."""
+    scope = f" ({filters.scope})" if filters else ""
+    st.info(f"**{what}{scope}.**" + (f"\n\n{advice}" if advice else ""), icon=":material/info:")
+
+
+def run_url(run_id: str) -> str:
+    return f"{RUN_PAGE_URL_PATH}?run_id={quote(str(run_id), safe='')}"
+
+
+def with_run_links(df: pd.DataFrame, column: str = "run_id") -> pd.DataFrame:
+    """Replace the run id by a link to its Run detail page (shown as the id)."""
+    out = df.copy()
+    out[column] = [run_url(r) for r in out[column]]
+    return out
+
+
+def run_link_column(label: str = "Run") -> Any:
+    return st.column_config.LinkColumn(
+        label, display_text=r"run_id=(.*)$", help="Open this run in Run detail"
+    )
+
+
+def table(
+    df: pd.DataFrame,
+    *,
+    verdict_columns: Sequence[str] = ("Verdict",),
+    boundary_columns: Sequence[str] = (),
+    column_config: dict | None = None,
+    height: int | Literal["auto"] = "auto",
+    key: str | None = None,
+) -> None:
+    """A read-only table with verdict cells in their colours (no index, no JSON)."""
+    styler = df.style
+    present = [c for c in verdict_columns if c in df.columns]
+    if present:
+        styler = styler.map(style.verdict_cell_css, subset=present)
+    bounds = [c for c in boundary_columns if c in df.columns]
+    if bounds:
+        styler = styler.map(style.boundary_cell_css, subset=bounds)
+    st.dataframe(
+        styler,
+        hide_index=True,
+        width="stretch",
+        height=height,
+        column_config=column_config or {},
+        key=key,
+    )
+
+
+def verdict_badge(verdict: str | None) -> str:
+    """A verdict as a coloured badge for st.markdown."""
+    color = style.verdict_color(verdict)
+    label = html.escape(style.verdict_label(verdict))
+    return (
+        f'<span style="background:{color};color:{style.text_on(color)};padding:2px 10px;border-radius:10px;'
+        f'font-weight:600">{label}</span>'
+    )
+
+
+def last_updated(ts: pd.Timestamp | None, every_seconds: int | None = None) -> None:
+    when = style.clock(ts if ts is not None else pd.Timestamp.now(tz="UTC"))
+    tail = f" · refreshes every {every_seconds} s" if every_seconds else ""
+    st.caption(f"Last updated {when}{tail}")

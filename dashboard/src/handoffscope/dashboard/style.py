@@ -1,0 +1,282 @@
+"""How the dashboard looks: verdict colours and words, boundary names, numbers with units.
+
+Operators read the board at a glance, so one verdict has one colour on every page and
+in every chart, and a verdict is always shown in words (`semconv.VERDICT_LABELS`,
+"Destination never started"), never as its wire name. Numbers carry their unit
+("42 s", "3 handoffs", "12 %"). Pages and charts take all of that from here.
+
+The palette groups verdicts so the eye sorts them before reading: reds and oranges for
+the handoff-boundary failures (1–6 of DESIGN §4), purple and pink for the run-level
+failures (loop, false completion), amber for broken waits, teal for a healthy wait,
+blue for in flight, green for healthy.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from handoffscope.instrumentation import semconv as sc
+
+VERDICT_COLORS: dict[str, str] = {
+    sc.ROUTE_REJECTED: "#991b1b",
+    sc.STALE_CONTROL: "#dc2626",
+    sc.OPEN_TOOL_PROTOCOL: "#ea580c",
+    sc.CONTEXT_INCOMPLETE: "#f97316",
+    sc.CONTRACT_REJECTED: "#c2410c",
+    sc.DESTINATION_NOT_STARTED: "#be123c",
+    sc.LOOP: "#7c3aed",
+    sc.FALSE_COMPLETE: "#db2777",
+    sc.APPROVAL_OVERDUE: "#a16207",
+    sc.WAIT_UNCERTAIN: "#eab308",
+    sc.WAITING_ON_APPROVAL: "#0d9488",
+    sc.IN_FLIGHT: "#2563eb",
+    sc.HEALTHY: "#16a34a",
+}
+UNKNOWN_COLOR = "#6b7280"
+"""For a verdict this dashboard does not know (a newer collector): grey, never a crash."""
+
+HEALTHY_GREEN = VERDICT_COLORS[sc.HEALTHY]
+FAILURE_RED = VERDICT_COLORS[sc.STALE_CONTROL]
+
+BOUNDARY_LABELS: dict[str, str] = {
+    sc.BOUNDARY_ROUTE: "Route",
+    sc.BOUNDARY_CONTROL: "Control",
+    sc.BOUNDARY_TOOL_PROTOCOL: "Tool protocol",
+    sc.BOUNDARY_CONTEXT: "Context",
+    sc.BOUNDARY_DESTINATION: "Destination",
+    sc.BOUNDARY_RESULT: "Result",
+    sc.BOUNDARY_PROGRESS: "Progress (loop)",
+    sc.BOUNDARY_WAIT: "Wait checkpoint",
+}
+
+BOUNDARY_STATE_PASSED = "passed"
+BOUNDARY_STATE_FAILED = "failed"
+BOUNDARY_STATE_UNKNOWN = "unknown"
+BOUNDARY_STATE_WORDS = {
+    BOUNDARY_STATE_PASSED: "✓ passed",
+    BOUNDARY_STATE_FAILED: "✗ failed",
+    BOUNDARY_STATE_UNKNOWN: "· no evidence",
+}
+
+REJECTION_REASON_LABELS: dict[str, str] = {
+    "route": "Undeclared route",
+    sc.REJECTION_INVALID: "Invalid contract",
+    sc.REJECTION_STALE: "Stale contract",
+    sc.REJECTION_UNAUTHORIZED: "Unauthorized",
+    sc.REJECTION_NO_BUDGET: "No budget left",
+    sc.REJECTION_VAGUE_GOAL: "Vague goal",
+}
+"""Weekly-review reasons: `route` (an undeclared route) plus the receiver's refusal codes."""
+
+REASON_COLORS: dict[str, str] = {
+    "route": VERDICT_COLORS[sc.ROUTE_REJECTED],
+    sc.REJECTION_INVALID: "#c2410c",
+    sc.REJECTION_STALE: "#d97706",
+    sc.REJECTION_UNAUTHORIZED: "#7c3aed",
+    sc.REJECTION_NO_BUDGET: "#0f766e",
+    sc.REJECTION_VAGUE_GOAL: "#475569",
+}
+"""One colour per rejection reason, so a reason keeps its colour from week to week."""
+
+RUN_STATUS_LABELS: dict[str, str] = {
+    sc.RUN_STATUS_STARTED: "Running",
+    sc.RUN_STATUS_COMPLETED: "Completed",
+    sc.RUN_STATUS_FAILED: "Failed",
+    sc.RUN_STATUS_INTERRUPTED: "Interrupted",
+    sc.RUN_STATUS_MAX_TURNS: "Hit max turns",
+}
+
+SPAN_LABELS: dict[str, str] = {
+    sc.SPAN_RUN: "Run",
+    sc.SPAN_REQUEST: "Request",
+    sc.SPAN_TRANSFER: "Transfer",
+    sc.SPAN_ACCEPT: "Accept",
+    sc.SPAN_WAIT: "Wait",
+    sc.SPAN_OUTCOME: "Outcome",
+}
+SPAN_SYMBOLS: dict[str, str] = {
+    sc.SPAN_RUN: "diamond",
+    sc.SPAN_REQUEST: "circle",
+    sc.SPAN_TRANSFER: "triangle-right",
+    sc.SPAN_ACCEPT: "square",
+    sc.SPAN_WAIT: "hourglass",
+    sc.SPAN_OUTCOME: "star",
+}
+
+
+def text(value: object, default: str = "") -> str:
+    """A cell as text, `default` when missing (None, NaN, NaT — pandas 3 stores missing
+    strings as NaN, which is truthy, so `value or ""` is not enough)."""
+    if value is None or isinstance(value, list | tuple | dict):
+        return default if value is None else str(value)
+    try:
+        if pd.isna(value):
+            return default
+    except (TypeError, ValueError):
+        pass
+    return str(value)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#<>!|~$:])")
+
+
+def md(value: object) -> str:
+    """Text from the wire (agent names, run ids, reasons) made inert in Streamlit markdown:
+    an agent named `[x](http://…)`, `**`, `$…$` or `:material/…:` is shown as typed, not
+    as a link, emphasis, formula or icon."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text(value))
+
+
+def verdict_label(verdict: object) -> str:
+    """Words for a verdict; an unknown one is shown as itself rather than hidden."""
+    verdict = text(verdict)
+    if not verdict:
+        return "—"
+    return sc.VERDICT_LABELS.get(verdict, verdict.replace("_", " ").capitalize())
+
+
+def verdict_color(verdict: object) -> str:
+    return VERDICT_COLORS.get(text(verdict), UNKNOWN_COLOR)
+
+
+def label_color(label: str) -> str:
+    """Colour for a verdict already turned into words (tables hold the words)."""
+    return _LABEL_COLORS.get(label, UNKNOWN_COLOR)
+
+
+_LABEL_COLORS = {sc.VERDICT_LABELS[v]: c for v, c in VERDICT_COLORS.items()}
+
+
+def is_unhealthy(verdict: object) -> bool:
+    return text(verdict) in sc.FAILURE_VERDICTS
+
+
+def next_step(verdict: object) -> str:
+    return sc.NEXT_STEPS.get(text(verdict), "")
+
+
+def boundary_label(boundary: object) -> str:
+    return _words(boundary, BOUNDARY_LABELS)
+
+
+def reason_label(reason: object) -> str:
+    return _words(reason, REJECTION_REASON_LABELS)
+
+
+def status_label(status: object) -> str:
+    return _words(status, RUN_STATUS_LABELS)
+
+
+def _words(code: object, labels: dict[str, str]) -> str:
+    code = text(code)
+    if not code:
+        return "—"
+    return labels.get(code, code.replace("_", " ").capitalize())
+
+
+def text_on(color: str) -> str:
+    """Black or white, whichever reads better on `color` ("#rrggbb")."""
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return "#111827" if 0.299 * r + 0.587 * g + 0.114 * b > 160 else "white"
+
+
+def verdict_cell_css(label: object) -> str:
+    """Styler rule for a verdict cell: the verdict's colour as a badge."""
+    if not isinstance(label, str) or label not in _LABEL_COLORS:
+        return ""
+    color = _LABEL_COLORS[label]
+    return f"background-color: {color}; color: {text_on(color)}; font-weight: 600"
+
+
+def boundary_cell_css(words: object) -> str:
+    if words == BOUNDARY_STATE_WORDS[BOUNDARY_STATE_FAILED]:
+        return f"background-color: {FAILURE_RED}; color: white; font-weight: 700"
+    if words == BOUNDARY_STATE_WORDS[BOUNDARY_STATE_PASSED]:
+        return "background-color: #dcfce7; color: #14532d"
+    return "color: #6b7280"
+
+
+def share_color(share: float, alpha: float = 0.55) -> str:
+    """Green (0 % unhealthy) through amber to red (100 %), for links and bars."""
+    share = 0.0 if share is None or math.isnan(share) else min(max(share, 0.0), 1.0)
+    if share <= 0.5:
+        lo, hi, t = (22, 163, 74), (217, 119, 6), share / 0.5
+    else:
+        lo, hi, t = (217, 119, 6), (185, 28, 28), (share - 0.5) / 0.5
+    r, g, b = (round(a + (z - a) * t) for a, z in zip(lo, hi, strict=True))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+# --- numbers with units ----------------------------------------------------------------
+
+
+def duration(seconds: float | None) -> str:
+    """A duration a person reads: "42 s", "3 min 5 s", "2 h 10 min", "3 d 4 h"."""
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "—"
+    s = abs(float(seconds))
+    if s < 1:
+        return f"{s:.1f} s" if s >= 0.05 else "0 s"
+    if s < 60:
+        return f"{s:.0f} s"
+    m, sec = divmod(int(round(s)), 60)
+    if m < 60:
+        return f"{m} min {sec} s" if sec and m < 10 else f"{m} min"
+    h, m = divmod(m, 60)
+    if h < 24:
+        return f"{h} h {m} min" if m else f"{h} h"
+    d, h = divmod(h, 24)
+    return f"{d} d {h} h" if h else f"{d} d"
+
+
+def time_left(seconds: float | None) -> str:
+    """Time to a deadline: "in 12 min", "overdue by 5 min", "no deadline"."""
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "no deadline"
+    if seconds < 0:
+        return f"overdue by {duration(-seconds)}"
+    return f"in {duration(seconds)}"
+
+
+def ago(seconds: float | None) -> str:
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "—"
+    return f"{duration(seconds)} ago"
+
+
+def percent(share: float | None) -> str:
+    if share is None or (isinstance(share, float) and math.isnan(share)):
+        return "—"
+    return f"{share * 100:.0f} %" if share == 0 or share >= 0.01 else f"{share * 100:.1f} %"
+
+
+def count(n: object, unit: str, plural: str | None = None) -> str:
+    """ "1 handoff", "3 handoffs"; a missing number counts as 0."""
+    n = int(float(text(n, "0")))
+    word = unit if n == 1 else (plural or unit + "s")
+    return f"{n:,} {word}"
+
+
+def clock(ts: datetime | pd.Timestamp | None) -> str:
+    """A UTC wall-clock time, "12:03:04 UTC"; with the date when it is not today."""
+    if ts is None or pd.isna(ts):
+        return "—"
+    stamp = pd.Timestamp(ts)
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    if stamp.date() == datetime.now(timezone.utc).date():
+        return stamp.strftime("%H:%M:%S UTC")
+    return stamp.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def path(agents: Iterable[object]) -> str:
+    """An agent path in words: "triage → billing → triage"."""
+    return " → ".join(text(a, "?") for a in agents)
+
+
+def edge(from_agent: object, to_agent: object) -> str:
+    return f"{text(from_agent, '?')} → {text(to_agent, '?')}"

@@ -1,0 +1,107 @@
+"""Control flow: which agents hand work to which, how often, and how often it goes wrong.
+
+A Sankey of agent→agent edges across runs in the window: a link's width is its number of
+handoffs, its colour the share of them that were unhealthy (green 0 % → red 100 %), and a
+dark outline marks an edge with undeclared handoffs. Below it, the same edges as a table
+and, for a chosen edge, the runs behind it with links to their Run detail.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.instrumentation import semconv as sc
+
+st.title("Control flow")
+st.caption("Agent → agent handoffs across runs: width is volume, colour is the unhealthy share.")
+filters = layout.current_filters()
+
+
+def _verdict_words(verdicts: object) -> str:
+    if not isinstance(verdicts, dict) or not verdicts:
+        return ""
+    order = sorted(verdicts, key=lambda v: sc.RANK.get(v, 99))
+    return ", ".join(f"{style.verdict_label(v)} {int(verdicts[v])}" for v in order)
+
+
+def _worst_first(edges: pd.DataFrame) -> pd.DataFrame:
+    """Undeclared routes first (a policy breach whatever the share), then by unhealthy
+    share, then by volume."""
+    return edges.sort_values(
+        ["undeclared", "unhealthy_share", "count"], ascending=False
+    ).reset_index(drop=True)
+
+
+def _runs_behind(ranked: pd.DataFrame) -> None:
+    st.subheader("Runs behind an edge")
+    names = [
+        style.edge(f, t) for f, t in zip(ranked["from_agent"], ranked["to_agent"], strict=True)
+    ]
+    choice = st.selectbox("Edge", range(len(ranked)), format_func=lambda i: names[i], key="cf_edge")
+    row = ranked.iloc[int(choice)]
+    run_ids = [r for r in (row["runs"] if isinstance(row["runs"], list) else []) if r]
+    if not run_ids:
+        st.caption("The collector lists no run for this edge.")
+        return
+    known = client.runs(filters.service, filters.window_seconds, limit=1000).set_index("run_id")
+    view = pd.DataFrame({"Run": [layout.run_url(r) for r in run_ids]})
+    view["Verdict"] = [
+        style.verdict_label(known.at[r, "verdict"]) if r in known.index else "—" for r in run_ids
+    ]
+    view["Status"] = [
+        style.status_label(known.at[r, "status"]) if r in known.index else "—" for r in run_ids
+    ]
+    view["Last seen"] = [
+        style.clock(known.at[r, "last_seen_at"]) if r in known.index else "—" for r in run_ids
+    ]
+    st.caption(
+        f"Newest {style.count(len(run_ids), 'run')} with a handoff {style.md(names[int(choice)])}."
+    )
+    layout.table(view, column_config={"Run": layout.run_link_column()})
+
+
+with layout.guard():
+    edges = client.edges(filters.service, filters.window_seconds)
+    if edges.empty:
+        layout.empty_state(
+            "No handoffs between agents",
+            filters,
+            "Edges appear once an instrumented app records a `handoff.request`. Widen the time "
+            "window or choose another service.",
+        )
+    else:
+        total = int(edges["count"].sum())
+        unhealthy = int(edges["unhealthy"].sum())
+        undeclared = int(edges["undeclared"].sum())
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("Edges", style.count(len(edges), "edge"))
+        c2.metric("Handoffs", style.count(total, "handoff"))
+        c3.metric("Unhealthy", style.percent(unhealthy / total if total else 0.0))
+        c4.metric("Undeclared", style.count(undeclared, "handoff"))
+
+        st.plotly_chart(charts.control_flow(edges), key="cf_sankey")
+        st.caption(
+            "Link width: handoffs. Colour: share unhealthy, green 0 % → red 100 %. "
+            "Dark outline: the edge carried handoffs over an undeclared route."
+        )
+
+        ranked = _worst_first(edges)
+        table = pd.DataFrame(
+            {
+                "Edge": [
+                    style.edge(f, t)
+                    for f, t in zip(ranked["from_agent"], ranked["to_agent"], strict=True)
+                ],
+                "Handoffs": ranked["count"],
+                "Unhealthy": [style.percent(s) for s in ranked["unhealthy_share"]],
+                "Undeclared": [
+                    f"⚠ {style.count(n, 'handoff')}" if n else "declared"
+                    for n in ranked["undeclared"]
+                ],
+                "Verdicts": [_verdict_words(v) for v in ranked["verdicts"]],
+            }
+        )
+        layout.table(table)
+        _runs_behind(ranked)

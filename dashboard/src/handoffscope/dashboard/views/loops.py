@@ -1,0 +1,79 @@
+"""Loops: runs that went round in circles, the cycle itself, and what it cost.
+
+A loop is DESIGN §4 rule 7: the same destination, task fingerprint and state version seen
+again in a run, or a cycle of agents with no state progress. The table lists every run
+with one (newest first); below it, the chosen run's cycle is drawn as a path of agents
+with the repeats and turns it burned.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.instrumentation import semconv as sc
+
+st.title("Loops")
+st.caption(
+    "Runs that handed work around without progress: the cycle, its repeats and the turns it burned."
+)
+filters = layout.current_filters()
+
+with layout.guard():
+    loops = client.loops(filters.service, filters.window_seconds)
+    if loops.empty:
+        layout.empty_state(
+            "No loops",
+            filters,
+            "A run shows here when a handoff repeats the same destination, task fingerprint "
+            "and state version, or agents cycle without state progress.",
+        )
+    else:
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Runs with a loop", style.count(len(loops), "run"))
+        c2.metric(
+            "Repeated handoffs", style.count(int(loops["repeats"].fillna(0).sum()), "handoff")
+        )
+        c3.metric("Turns burned", style.count(int(loops["turns"].fillna(0).sum()), "turn"))
+
+        view = layout.with_run_links(loops)[["run_id", "service"]].rename(
+            columns={"run_id": "Run", "service": "Service"}
+        )
+        view["Cycle"] = [style.path(c) if isinstance(c, list) else "—" for c in loops["cycle"]]
+        view["Repeats"] = [style.count(n, "repeat") for n in loops["repeats"]]
+        view["Turns burned"] = [style.count(n, "turn") for n in loops["turns"]]
+        view["Status"] = [style.status_label(s) for s in loops["status"]]
+        view["Last seen"] = [style.clock(t) for t in loops["last_seen_at"]]
+        layout.table(view, column_config={"Run": layout.run_link_column()})
+
+        st.subheader("The cycle")
+        idx = st.selectbox(
+            "Run",
+            range(len(loops)),
+            format_func=lambda i: (
+                f"{loops.iloc[i]['run_id']} ({style.path(loops.iloc[i]['cycle'] or [])})"
+            ),
+            key="loops_run",
+        )
+        row = loops.iloc[int(idx)]
+        cycle = row["cycle"] if isinstance(row["cycle"], list) else []
+        if len(cycle) < 2:
+            st.caption("The collector reported no cycle path for this run.")
+        else:
+            st.plotly_chart(
+                charts.agent_path(cycle, step_verdicts=[sc.LOOP] * (len(cycle) - 1)),
+                key="loops_cycle",
+            )
+            repeats = int(row["repeats"]) if pd.notna(row["repeats"]) else 0
+            turns = int(row["turns"]) if pd.notna(row["turns"]) else 0
+            st.markdown(
+                f"**{style.md(style.path(cycle))}** — repeated {style.count(repeats, 'time')}, "
+                f"{style.count(turns, 'turn')} burned. Safe next step: {style.next_step(sc.LOOP)}"
+            )
+        st.page_link(
+            "views/run_detail.py",
+            label=f"Open run {style.md(row['run_id'])} in Run detail",
+            icon=":material/search:",
+            query_params={"run_id": str(row["run_id"])},
+        )

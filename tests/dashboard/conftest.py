@@ -1,0 +1,96 @@
+"""Fixtures for the dashboard tests: real collectors, empty or seeded with real spans.
+
+The collector is the real process of tests/conftest.py (`CollectorProcess`: `python -m
+handoffscope.collector` on free ports with its own DuckDB file); the seed is sent with the
+real OTLP exporter (`dashboard_support.seed`). The pages only read, so one seeded
+collector serves a whole test module, a second one stays empty, and a third requires a
+token.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from dashboard_support import RUN_LAST_WEEK, RUN_ROUTE, seed
+
+TOKEN = "dashboard-test-token"
+VISIBLE_TIMEOUT_S = 30.0
+
+
+def _collector_process(request: pytest.FixtureRequest) -> type:
+    """`CollectorProcess` from tests/conftest.py.
+
+    Its `collector_factory` fixture is function-scoped; these fixtures are module-scoped
+    (start and seed once, read many times), so they build the process themselves. Every
+    folder's conftest is imported under the module name "conftest", so the class is
+    fetched from the plugin pytest registered for that file, not by import.
+    """
+    root_conftest = Path(__file__).resolve().parents[1] / "conftest.py"
+    plugin = request.config.pluginmanager.get_plugin(str(root_conftest))
+    assert plugin is not None and hasattr(plugin, "CollectorProcess"), "tests/conftest.py changed"
+    return plugin.CollectorProcess
+
+
+def _start(request: pytest.FixtureRequest, folder: Path, env: dict[str, str] | None = None) -> Any:
+    proc = _collector_process(request)(folder, env=env)
+    proc.start()
+    request.addfinalizer(lambda: proc.stop() if proc.running else None)
+    return proc
+
+
+def _wait_visible(api: str, run_ids: tuple[str, ...], token: str | None = None) -> None:
+    """Wait until the query API lists the seeded runs (export → visible is asynchronous
+    only by the writer's commit; this is readiness, not a timing assertion)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    deadline = time.monotonic() + VISIBLE_TIMEOUT_S
+    seen: set[str] = set()
+    while time.monotonic() < deadline:
+        body = httpx.get(
+            f"{api}/api/v1/runs", params={"since": 0, "limit": 1000}, headers=headers, timeout=10
+        ).json()
+        seen = {r["run_id"] for r in body.get("runs", [])}
+        if all(any(s.startswith(r) for s in seen) for r in run_ids):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"seeded runs not visible through the API; saw {sorted(seen)}")
+
+
+@pytest.fixture(scope="module")
+def seeded_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a real collector holding the dashboard scenario (one run of every kind)."""
+    proc = _start(request, tmp_path_factory.mktemp("seeded"))
+    seed(proc.http_endpoint)
+    _wait_visible(proc.http_endpoint, (RUN_ROUTE, RUN_LAST_WEEK))
+    return proc.http_endpoint
+
+
+@pytest.fixture(scope="module")
+def empty_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a real collector that has stored nothing."""
+    return _start(request, tmp_path_factory.mktemp("empty")).http_endpoint
+
+
+@pytest.fixture(scope="module")
+def token_api(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, str]:
+    """(URL, token) of a real, seeded collector that requires `Authorization: Bearer <token>`."""
+    proc = _start(request, tmp_path_factory.mktemp("token"), env={"HANDOFFSCOPE_TOKEN": TOKEN})
+    seed(proc.http_endpoint, token=TOKEN)
+    _wait_visible(proc.http_endpoint, (RUN_ROUTE,), token=TOKEN)
+    return proc.http_endpoint, TOKEN
+
+
+@pytest.fixture
+def closed_port_api() -> Iterator[str]:
+    """A URL where nothing listens: bind a free port, then close it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    yield f"http://127.0.0.1:{port}"

@@ -1,0 +1,330 @@
+"""Helpers for the dashboard tests: a scenario of real spans, and the app under AppTest.
+
+The dashboard reads only through the collector's query API, so its tests run against the
+real collector process (the `collector` fixtures of tests/conftest.py) fed by the real
+OpenTelemetry SDK: spans are built with a real `TracerProvider` under the contract's
+names (`semconv`) and exported with the real `OTLPSpanExporter` over HTTP — one export
+call, whose result must be SUCCESS, so a seed that did not land fails loudly.
+
+`SCENARIO` is one run of each kind an operator must see: healthy, a loop, approvals that
+are pending, overdue and uncertain, a false completion, an undeclared route, a refused
+contract, and last week's runs for the weekly review. Tests assert on what those runs
+must look like on each page.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from streamlit.testing.v1 import AppTest
+
+from handoffscope.dashboard.settings import ENV_API, ENV_TOKEN
+from handoffscope.instrumentation import semconv as sc
+
+APP = Path(__file__).resolve().parents[2] / "dashboard/src/handoffscope/dashboard/app.py"
+PAGES = (
+    "live",
+    "control_flow",
+    "loops",
+    "approvals",
+    "false_completions",
+    "run_detail",
+    "weekly_review",
+)
+
+MINUTE_NS = 60 * 1_000_000_000
+DAY_NS = 24 * 60 * MINUTE_NS
+
+BILLING = "billing-app"
+SUPPORT = "support-app"
+
+# Run ids the assertions look for.
+RUN_HEALTHY = "run-healthy"
+RUN_LOOP = "run-loop"
+RUN_WAITING = "run-wait-pending"
+RUN_OVERDUE = "run-wait-overdue"
+RUN_UNCERTAIN = "run-wait-uncertain"
+RUN_FALSE_COMPLETE = "run-false-complete"
+RUN_ROUTE = "run-route-rejected"
+RUN_STALE = "run-contract-stale"
+RUN_LAST_WEEK = "run-last-week"
+
+OWNER_PENDING = "finance-lead"
+OWNER_OVERDUE = "ops-oncall"
+
+
+# --- building spans --------------------------------------------------------------------
+
+
+@dataclass
+class RunBuilder:
+    """Evidence spans of one run, in the contract's names, at chosen times."""
+
+    tracer: Any
+    run_id: str
+    start_ns: int
+    turns: int = 0
+    handoffs: int = 0
+    agents: list[str] = field(default_factory=list)
+
+    def span(self, name: str, at_ns: int, attrs: dict[str, Any]) -> None:
+        s = self.tracer.start_span(
+            name, start_time=at_ns, attributes={sc.RUN_ID: self.run_id, **attrs}
+        )
+        s.end(end_time=at_ns + 2_000_000)
+
+    def started(self) -> RunBuilder:
+        self.span(sc.SPAN_RUN, self.start_ns, {sc.RUN_STATUS: sc.RUN_STATUS_STARTED})
+        return self
+
+    def handoff(
+        self,
+        frm: str,
+        to: str,
+        *,
+        minute: float,
+        declared: bool = True,
+        admitted: bool = True,
+        rejection: str | None = None,
+        fingerprint: str = "fp-task-1",
+        state_version: int = 1,
+    ) -> RunBuilder:
+        """request + transfer + accept, the way a shim reports one handoff."""
+        self.handoffs += 1
+        self.turns += 1
+        hid = f"h{self.handoffs}"
+        at = self.start_ns + int(minute * MINUTE_NS)
+        self.span(
+            sc.SPAN_REQUEST,
+            at,
+            {
+                sc.HANDOFF_ID: hid,
+                sc.FROM_AGENT: frm,
+                sc.TO_AGENT: to,
+                sc.TURN: self.turns,
+                sc.FINGERPRINT: fingerprint,
+                sc.STATE_VERSION: state_version,
+                sc.ROUTE_DECLARED: declared,
+                sc.TOOL_CALL_ID: f"call-{self.run_id}-{hid}",
+                sc.CONTEXT_REQUIRED_KEYS: ["account_id"],
+                sc.HISTORY_ITEMS_FORWARDED: 3,
+                sc.HISTORY_ITEMS_TOTAL: 5,
+            },
+        )
+        self.span(
+            sc.SPAN_TRANSFER,
+            at + 50_000_000,
+            {
+                sc.HANDOFF_ID: hid,
+                sc.ROUTE_GOTO: to,
+                sc.CONTROL_BEFORE: frm,
+                sc.CONTROL_AFTER: to,
+                sc.TOOL_CALL_CLOSED: True,
+            },
+        )
+        if admitted:
+            accept: dict[str, Any] = {sc.HANDOFF_ID: hid, sc.DESTINATION_STARTED: rejection is None}
+            if rejection is not None:
+                accept[sc.REJECTION_REASON] = rejection
+            self.span(sc.SPAN_ACCEPT, at + 100_000_000, accept)
+        self.agents = self.agents or [frm]
+        self.agents.append(to)
+        return self
+
+    def wait(
+        self,
+        *,
+        minute: float,
+        owner: str | None,
+        deadline_in_minutes: float | None,
+        reason: str = "refund_over_limit",
+    ) -> RunBuilder:
+        at = self.start_ns + int(minute * MINUTE_NS)
+        attrs: dict[str, Any] = {
+            sc.HANDOFF_ID: f"h{self.handoffs}",
+            sc.WAIT_REASON: reason,
+            sc.WAIT_RESUME_TOKEN_ID: f"resume-{self.run_id}",
+            sc.WAIT_STATE_PERSISTED: True,
+        }
+        if owner is not None:
+            attrs[sc.WAIT_OWNER] = owner
+        if deadline_in_minutes is not None:
+            attrs[sc.WAIT_DEADLINE] = time.time_ns() + int(deadline_in_minutes * MINUTE_NS)
+        self.span(sc.SPAN_WAIT, at, attrs)
+        return self
+
+    def outcome(self, *, minute: float, result: str, verifier: str = "refund_check") -> RunBuilder:
+        at = self.start_ns + int(minute * MINUTE_NS)
+        self.span(
+            sc.SPAN_OUTCOME,
+            at,
+            {
+                sc.OUTCOME_VERIFIER: verifier,
+                sc.OUTCOME_RESULT: result,
+                sc.OUTCOME_RECEIPT_ID: f"rcpt-{self.run_id}",
+            },
+        )
+        return self
+
+    def ended(self, *, minute: float, status: str) -> RunBuilder:
+        at = self.start_ns + int(minute * MINUTE_NS)
+        attrs: dict[str, Any] = {sc.RUN_STATUS: status, sc.RUN_TURNS: self.turns}
+        if self.agents:
+            attrs[sc.RUN_FINAL_AGENT] = self.agents[-1]
+        self.span(sc.SPAN_RUN, at, attrs)
+        return self
+
+
+def build_scenario(tracers: dict[str, Any], now_ns: int) -> None:
+    """One run of every kind the pages must show (see the module docstring)."""
+
+    def run(service: str, run_id: str, minutes_ago: float) -> RunBuilder:
+        return RunBuilder(tracers[service], run_id, now_ns - int(minutes_ago * MINUTE_NS)).started()
+
+    run(BILLING, RUN_HEALTHY, 30).handoff("triage", "billing", minute=0.5).outcome(
+        minute=2, result=sc.OUTCOME_PASS
+    ).ended(minute=2.5, status=sc.RUN_STATUS_COMPLETED)
+
+    # triage → billing → triage → billing with the same task and state: a loop.
+    loop = run(BILLING, RUN_LOOP, 25)
+    for i, (frm, to) in enumerate(
+        (("triage", "billing"), ("billing", "triage"), ("triage", "billing"))
+    ):
+        loop.handoff(frm, to, minute=0.5 + i)
+    loop.turns = 12
+    loop.ended(minute=4, status=sc.RUN_STATUS_MAX_TURNS)
+
+    run(BILLING, RUN_WAITING, 10).handoff("billing", "approver", minute=0.2).wait(
+        minute=0.5, owner=OWNER_PENDING, deadline_in_minutes=60
+    )
+    run(BILLING, RUN_OVERDUE, 40).handoff("billing", "approver", minute=0.2).wait(
+        minute=0.5, owner=OWNER_OVERDUE, deadline_in_minutes=-5, reason="prod_change"
+    )
+    run(BILLING, RUN_UNCERTAIN, 12).handoff("billing", "approver", minute=0.2).wait(
+        minute=0.5, owner=None, deadline_in_minutes=30
+    )
+    # Claims done, no verifier ran.
+    run(BILLING, RUN_FALSE_COMPLETE, 8).handoff("triage", "billing", minute=0.2).ended(
+        minute=1, status=sc.RUN_STATUS_COMPLETED
+    )
+    # refunds is not a declared edge of triage.
+    run(BILLING, RUN_ROUTE, 5).handoff("triage", "refunds", minute=0.2, declared=False)
+    run(SUPPORT, RUN_STALE, 20).handoff(
+        "support", "billing", minute=0.2, rejection=sc.REJECTION_STALE
+    ).ended(minute=1, status=sc.RUN_STATUS_FAILED)
+
+    # Last ISO week, for "this week against last": two healthy handoffs and one refused.
+    week_ago = now_ns - 7 * DAY_NS
+    for i in range(3):
+        old = RunBuilder(
+            tracers[BILLING], f"{RUN_LAST_WEEK}-{i}", week_ago + i * MINUTE_NS
+        ).started()
+        old.handoff(
+            "triage", "billing", minute=0.2, rejection=sc.REJECTION_INVALID if i == 0 else None
+        )
+        old.outcome(minute=0.5, result=sc.OUTCOME_PASS).ended(
+            minute=1, status=sc.RUN_STATUS_COMPLETED
+        )
+
+
+def seed(
+    api: str,
+    token: str | None = None,
+    build: Callable[[dict[str, Any], int], None] = build_scenario,
+) -> int:
+    """Send the spans `build(tracers, now_ns)` makes (the scenario by default) to a collector
+    with the real OTLP/HTTP exporter, in one export; return the span count."""
+    memory = InMemorySpanExporter()
+    providers = {}
+    tracers = {}
+    for service in (BILLING, SUPPORT):
+        tp = TracerProvider(resource=Resource.create({sc.SERVICE_NAME: service}))
+        tp.add_span_processor(SimpleSpanProcessor(memory))
+        providers[service] = tp
+        tracers[service] = tp.get_tracer(sc.INSTRUMENTATION_SCOPE)
+    build(tracers, time.time_ns())
+    spans = memory.get_finished_spans()
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    exporter = OTLPSpanExporter(endpoint=f"{api}/v1/traces", headers=headers, timeout=30)
+    try:
+        result = exporter.export(spans)
+    finally:
+        exporter.shutdown()
+        for tp in providers.values():
+            tp.shutdown()
+    assert result is SpanExportResult.SUCCESS, (
+        f"the collector did not take the seed spans: {result}"
+    )
+    return len(spans)
+
+
+# --- running the app -------------------------------------------------------------------
+
+
+def open_page(
+    page: str,
+    monkeypatch: pytest.MonkeyPatch,
+    api: str,
+    *,
+    token: str | None = None,
+    query: dict[str, str] | None = None,
+) -> AppTest:
+    """Run the real app (router included) and switch to `page`, reading from `api`."""
+    monkeypatch.setenv(ENV_API, api)
+    if token is None:
+        monkeypatch.delenv(ENV_TOKEN, raising=False)
+    else:
+        monkeypatch.setenv(ENV_TOKEN, token)
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    if page != "live":
+        at.switch_page(f"views/{page}.py")
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """Everything a user reads on the page (markdown, alerts, captions, metrics, headers),
+    one string, for "the page says X" assertions."""
+    parts: list[str] = []
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "info",
+        "success",
+        "warning",
+        "error",
+    ):
+        parts.extend(str(e.value) for e in getattr(at, kind))
+    parts.extend(f"{m.label}: {m.value}" for m in at.metric)
+    return "\n".join(parts)
+
+
+def tables(at: AppTest) -> list[Any]:
+    """The page's tables as DataFrames (a Styler's data when styled)."""
+    out = []
+    for df in at.dataframe:
+        value = df.value
+        out.append(getattr(value, "data", value))
+    return out
+
+
+def plotly_specs(at: AppTest) -> list[str]:
+    """Each chart's plotly JSON as text, to look for labels and trace types."""
+    return [el.proto.spec for el in at.get("plotly_chart")]

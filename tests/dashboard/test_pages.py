@@ -1,0 +1,279 @@
+"""Each page of the real Streamlit app (AppTest) against a real collector with real spans.
+
+Assertions are what a person looks for on the page: the run that looped and its cycle, the
+overdue approval at the top, the boundary that failed first, the verdict in words, the
+clear message when the collector is down or refuses the token. Nothing is mocked: the
+collector is the real process (tests/conftest.py), fed by the real OTLP exporter.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dashboard_support import (
+    BILLING,
+    MINUTE_NS,
+    OWNER_OVERDUE,
+    OWNER_PENDING,
+    PAGES,
+    RUN_FALSE_COMPLETE,
+    RUN_LOOP,
+    RUN_OVERDUE,
+    RUN_ROUTE,
+    RUN_STALE,
+    RUN_UNCERTAIN,
+    RUN_WAITING,
+    SUPPORT,
+    RunBuilder,
+    open_page,
+    plotly_specs,
+    seed,
+    tables,
+    texts,
+)
+
+from handoffscope.dashboard import layout, style
+from handoffscope.instrumentation import semconv as sc
+
+LABEL = sc.VERDICT_LABELS
+
+
+def _column(df, name: str) -> list[str]:
+    return [str(v) for v in df[name]]
+
+
+def _row(df, column: str, contains: str):
+    hits = df[df[column].astype(str).str.contains(contains, regex=False)]
+    assert not hits.empty, f"no row with {contains!r} in {column!r}: {list(df[column])}"
+    return hits.iloc[0]
+
+
+# --- with data ---------------------------------------------------------------------------
+
+
+def test_live_board_shows_unhealthy_handoffs_with_next_step_and_runs_in_flight(
+    seeded_api, monkeypatch
+):
+    at = open_page("live", monkeypatch, seeded_api)
+    page = texts(at)
+    assert "Last updated" in page and "refreshes every" in page
+    unhealthy, in_flight = tables(at)
+    route = _row(unhealthy, "Run", RUN_ROUTE)
+    assert route["Verdict"] == LABEL[sc.ROUTE_REJECTED]
+    assert route["Handoff"] == "triage → refunds"
+    assert route["Safe next step"] == sc.NEXT_STEPS[sc.ROUTE_REJECTED]
+    # Runs still going: the agent holding the work and time since the last handoff, in words.
+    waiting = _row(in_flight, "Run", RUN_WAITING)
+    assert waiting["Agent holding the work"] == "approver"
+    assert waiting["Since last handoff"].endswith(("s", "min"))
+    counts_chart = plotly_specs(at)[0]
+    assert LABEL[sc.ROUTE_REJECTED] in counts_chart and LABEL[sc.HEALTHY] in counts_chart
+
+
+def test_live_board_service_filter_narrows_to_one_service(seeded_api, monkeypatch):
+    at = open_page("live", monkeypatch, seeded_api)
+    assert SUPPORT in at.sidebar.selectbox[0].options
+    at.sidebar.selectbox[0].select(SUPPORT).run()
+    assert not at.exception
+    unhealthy = tables(at)[0]
+    assert set(unhealthy["Service"]) == {SUPPORT}
+    assert RUN_STALE in " ".join(_column(unhealthy, "Run"))
+
+
+def test_control_flow_sankey_marks_undeclared_edge_and_links_its_runs(seeded_api, monkeypatch):
+    at = open_page("control_flow", monkeypatch, seeded_api)
+    sankey = plotly_specs(at)[0]
+    assert '"type":"sankey"' in sankey.replace(" ", "")
+    for agent in ("triage", "billing", "refunds", "approver"):
+        assert agent in sankey
+    edges = tables(at)[0]
+    undeclared = _row(edges, "Edge", "triage → refunds")
+    assert undeclared["Undeclared"].startswith("⚠")
+    assert undeclared["Unhealthy"] == "100 %"
+    assert _row(edges, "Edge", "triage → billing")["Undeclared"] == "declared"
+    # Worst first: the undeclared route leads the table and the edge picker; its runs link to Run detail.
+    assert edges.iloc[0]["Edge"] == "triage → refunds"
+    assert at.selectbox(key="cf_edge").value == 0
+    runs = tables(at)[1]
+    assert any(layout.run_url(RUN_ROUTE) == u for u in runs["Run"])
+
+
+def test_loops_page_draws_the_cycle_with_repeats_and_turns(seeded_api, monkeypatch):
+    at = open_page("loops", monkeypatch, seeded_api)
+    loops = tables(at)[0]
+    row = _row(loops, "Run", RUN_LOOP)
+    assert row["Cycle"].startswith("triage → billing")
+    assert row["Cycle"].split(" → ")[0] == row["Cycle"].split(" → ")[-1]
+    assert row["Turns burned"] == "12 turns"
+    assert "repeated" in texts(at)
+    path_chart = plotly_specs(at)[0]
+    assert "triage" in path_chart and "billing" in path_chart
+
+
+def test_approvals_page_puts_overdue_then_uncertain_first(seeded_api, monkeypatch):
+    at = open_page("approvals", monkeypatch, seeded_api)
+    waits = tables(at)[0]
+    statuses = list(waits["Status"])
+    assert statuses[0] == LABEL[sc.APPROVAL_OVERDUE]
+    assert statuses.index(LABEL[sc.WAIT_UNCERTAIN]) < statuses.index(LABEL[sc.WAITING_ON_APPROVAL])
+    overdue = _row(waits, "Run", RUN_OVERDUE)
+    assert overdue["Owner"] == OWNER_OVERDUE
+    assert overdue["Time left"].startswith("overdue by")
+    pending = _row(waits, "Run", RUN_WAITING)
+    assert pending["Owner"] == OWNER_PENDING and pending["Time left"].startswith("in ")
+    assert "owner" in _row(waits, "Run", RUN_UNCERTAIN)["Missing"]
+    assert "Overdue: 1 wait" in texts(at)
+
+
+def test_false_completions_lists_the_run_that_claimed_done_without_a_verifier(
+    seeded_api, monkeypatch
+):
+    at = open_page("false_completions", monkeypatch, seeded_api)
+    runs = tables(at)[0]
+    row = _row(runs, "Run", RUN_FALSE_COMPLETE)
+    assert row["Verifier"] == "no verifier ran"
+    assert row["Claimed done by"] == "billing"
+    # Runs backed by a passing verifier are not here.
+    assert not any("run-healthy" in u for u in runs["Run"])
+
+
+def test_run_detail_deep_link_highlights_the_first_failing_boundary(seeded_api, monkeypatch):
+    at = open_page("run_detail", monkeypatch, seeded_api, query={"run_id": RUN_ROUTE})
+    assert any(
+        LABEL[sc.ROUTE_REJECTED] in e.value and sc.NEXT_STEPS[sc.ROUTE_REJECTED] in e.value
+        for e in at.error
+    )
+    handoffs = tables(at)[0]
+    first = handoffs.iloc[0]
+    assert first["Handoff"] == "triage → refunds"
+    assert first["Route"] == "✗ failed"
+    assert first["First failure"] == "Route"
+    assert "refunds" in first["Why"]
+    # Timeline and path are charts of this run's evidence.
+    specs = plotly_specs(at)
+    assert len(specs) == 2 and "refunds" in specs[0]
+
+
+def test_run_detail_of_a_loop_shows_path_and_cycle(seeded_api, monkeypatch):
+    at = open_page("run_detail", monkeypatch, seeded_api, query={"run_id": RUN_LOOP})
+    page = texts(at)
+    assert "triage → billing → triage" in page
+    handoffs = tables(at)[0]
+    assert LABEL[sc.LOOP] in set(handoffs["Verdict"])
+    assert "Progress (loop)" in set(handoffs["First failure"])
+
+
+def test_run_detail_of_an_overdue_wait_shows_the_wait_and_its_evidence(seeded_api, monkeypatch):
+    at = open_page("run_detail", monkeypatch, seeded_api, query={"run_id": RUN_OVERDUE})
+    handoffs, waits = tables(at)
+    assert handoffs.iloc[0]["First failure"] == "Wait checkpoint"
+    wait = waits.iloc[0]
+    assert wait["Status"] == LABEL[sc.APPROVAL_OVERDUE]
+    assert wait["Owner"] == OWNER_OVERDUE and wait["Time left"].startswith("overdue by")
+    timeline = plotly_specs(at)[1]
+    for kind in ("Request", "Transfer", "Accept", "Wait", "Run"):
+        assert f'"name":"{kind}"' in timeline.replace(" ", ""), kind
+
+
+def test_run_detail_without_id_offers_recent_runs_and_unknown_id_says_so(seeded_api, monkeypatch):
+    at = open_page("run_detail", monkeypatch, seeded_api)
+    assert not tables(at)
+    recent = at.selectbox(key="rd_recent")
+    # Unhealthy first: the undeclared route (rule 1) leads the list.
+    assert recent.options[0].startswith(RUN_ROUTE)
+    recent.select(RUN_ROUTE).run()
+    assert at.query_params.get("run_id") == RUN_ROUTE
+    assert at.text_input(key="rd_run_id").value == RUN_ROUTE
+    assert tables(at)[0].iloc[0]["Handoff"] == "triage → refunds"
+
+    at = open_page("run_detail", monkeypatch, seeded_api, query={"run_id": "no-such-run"})
+    assert any("no run with this id" in e.value for e in at.error)
+
+
+def test_weekly_review_compares_this_week_with_last_and_offers_csv(seeded_api, monkeypatch):
+    at = open_page("weekly_review", monkeypatch, seeded_api)
+    page = texts(at)
+    assert "Rejection rate, this week" in page and "Rejection rate, last week" in page
+    by_reason = tables(at)[0]
+    assert "Invalid contract" in set(by_reason["Reason"])  # last week's refusal
+    assert "Undeclared route" in set(by_reason["Reason"])  # this week's
+    edges = tables(at)[1]
+    assert "triage → refunds" in set(edges["Edge"])
+    download = at.get("download_button")
+    assert download, "a CSV download is offered"
+
+
+def test_service_filter_on_lists_hides_other_services(seeded_api, monkeypatch):
+    at = open_page("control_flow", monkeypatch, seeded_api)
+    at.sidebar.selectbox[0].select(BILLING).run()
+    edges = tables(at)[0]
+    assert "support → billing" not in set(edges["Edge"])
+    at.sidebar.selectbox[0].select(SUPPORT).run()
+    assert set(tables(at)[0]["Edge"]) == {"support → billing"}
+
+
+# --- empty, unreachable, refused ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_empty_collector_gives_each_page_a_useful_empty_state(page, empty_api, monkeypatch):
+    at = open_page(page, monkeypatch, empty_api)
+    messages = [e.value for e in at.info] + [e.value for e in at.success]
+    assert messages, f"{page}: no empty-state message"
+    assert any(m.startswith("**No ") for m in messages), messages
+    assert not at.error
+
+
+def test_unreachable_collector_is_a_message_on_every_page(closed_port_api, monkeypatch):
+    for page in PAGES:
+        at = open_page(
+            page,
+            monkeypatch,
+            closed_port_api,
+            query={"run_id": "r1"} if page == "run_detail" else None,
+        )
+        errors = [e.value for e in at.error]
+        where = style.md(closed_port_api)  # as it stands in the message's markdown
+        assert any("Cannot reach the collector" in e and where in e for e in errors), (
+            page,
+            errors,
+        )
+        assert "not answering" in " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_token_refused_and_token_missing_are_told_apart(token_api, monkeypatch):
+    api, token = token_api
+    for page in ("live", "approvals", "weekly_review"):
+        at = open_page(page, monkeypatch, api, token="wrong-" + token)
+        assert any("refused the dashboard's token" in e.value for e in at.error), page
+    at = open_page("live", monkeypatch, api, token=None)
+    assert any("requires a token" in e.value for e in at.error)
+    at = open_page("live", monkeypatch, api, token=token)
+    assert not at.error
+
+
+HOSTILE_AGENT = "[click me](https://evil.example) <b>loud</b> :material/lock: $x$"
+
+
+def _hostile_run(tracers, now_ns):
+    RunBuilder(tracers[BILLING], "run-hostile", now_ns - 2 * MINUTE_NS).started().handoff(
+        "triage", HOSTILE_AGENT, minute=0.1, declared=False
+    )
+
+
+def test_agent_names_from_the_wire_are_shown_as_typed_not_as_markdown(
+    collector_factory, monkeypatch
+):
+    """Agent names may hold any text (bounded); the dashboard must not turn one into markup."""
+    api = collector_factory().http_endpoint
+    seed(api, build=_hostile_run)
+    at = open_page("run_detail", monkeypatch, api, query={"run_id": "run-hostile"})
+    page = texts(at)
+    assert style.md(HOSTILE_AGENT) in page  # escaped wherever it is markdown
+    assert "[click me](https://evil.example)" not in page  # never a live link
+    # Plotly reads <b>, <a href> in labels: the path chart gets the name as text.
+    path_labels = " ".join(json.loads(plotly_specs(at)[0])["data"][0]["text"])
+    assert "&lt;b&gt;loud&lt;/b&gt;" in path_labels and "<b>" not in path_labels
+    # Tables hold plain text (no markdown there), so the name reads exactly as sent.
+    assert tables(at)[0].iloc[0]["Handoff"] == f"triage → {HOSTILE_AGENT}"
