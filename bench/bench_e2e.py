@@ -41,8 +41,15 @@ def sender_main(endpoint: str, n: int) -> None:
     for i in range(n // 2):
         # realistic runs: 4 handoffs each (a run with thousands is a loop, not traffic)
         run, hid = f"{prefix}-{i // 4}", f"h{i % 4}"
-        rec.handoff_requested(run, hid, from_agent="triage", to_agent="billing", turn=i % 4,
-                              state_version=i, route_declared=True)
+        rec.handoff_requested(
+            run,
+            hid,
+            from_agent="triage",
+            to_agent="billing",
+            turn=i % 4,
+            state_version=i,
+            route_declared=True,
+        )
         rec.handoff_accepted(run, hid, agent="billing")
     provider.force_flush()
     elapsed = time.perf_counter() - t0
@@ -53,7 +60,10 @@ def sender_main(endpoint: str, n: int) -> None:
 def run_sender(endpoint: str, n: int) -> tuple[float, int]:
     out = subprocess.run(
         [sys.executable, __file__, "--sender", endpoint, "--spans", str(n)],
-        capture_output=True, text=True, timeout=600, check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
     ).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     _, secs, dropped = line.split()
@@ -102,7 +112,9 @@ def p95(xs: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--spans", type=int, default=60_000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--samples", type=int, default=60)
@@ -113,8 +125,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     with tempfile.TemporaryDirectory() as tmp:
-        col, col_url = start([sys.executable, "-m", "handoffscope.collector", "--db", f"{tmp}/e2e.duckdb",
-                              "--http-port", "0", "--grpc-port", "0"])
+        col, col_url = start(
+            [
+                sys.executable,
+                "-m",
+                "handoffscope.collector",
+                "--db",
+                f"{tmp}/e2e.duckdb",
+                "--http-port",
+                "0",
+                "--grpc-port",
+                "0",
+            ]
+        )
         null, null_url = start([sys.executable, str(HERE / "bench_receiver.py"), "--null-server"])
         col_url, null_url = f"http://{col_url}", f"http://{null_url}"
         try:
@@ -137,12 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sender → null receiver (baseline) : {args.spans / n:9,.0f} spans/s  ({n:.2f} s)")
     print(f"sender → collector (ack = commit) : {args.spans / c:9,.0f} spans/s  ({c:.2f} s)")
     ratio = c / n
-    print(f"ratio                             : {ratio:9.2f}x  (target ≤ 1.10x) {'OK' if ratio <= 1.10 else 'OVER'}")
+    print(
+        f"ratio                             : {ratio:9.2f}x  (target ≤ 1.10x) {'OK' if ratio <= 1.10 else 'OVER'}"
+    )
     print(f"spans dropped by the shim         : {drops}")
-    print(f"== freshness: span ended → visible in /api/v1/runs/{{id}}, {len(fresh)}/{args.samples} samples")
+    print(
+        f"== freshness: span ended → visible in /api/v1/runs/{{id}}, {len(fresh)}/{args.samples} samples"
+    )
     if fresh:
         f95 = p95(fresh)
-        print(f"median {statistics.median(fresh):.2f} s, p95 {f95:.2f} s  (target p95 ≤ 2 s) {'OK' if f95 <= 2 else 'OVER'}")
+        print(
+            f"median {statistics.median(fresh):.2f} s, p95 {f95:.2f} s  (target p95 ≤ 2 s) {'OK' if f95 <= 2 else 'OVER'}"
+        )
     return 0
 
 

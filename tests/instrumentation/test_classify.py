@@ -194,3 +194,18 @@ def test_repeat_key_is_a_loop_even_after_a_detour() -> None:
         HandoffStep("h3", "C", "B", "fp", 1),
     ]
     assert find_loops(run).looping_ids == {"h3"}
+
+
+def test_loop_cut_by_the_turn_limit_stays_a_loop() -> None:
+    """The last handoff of a ping-pong stopped at max_turns never starts: still a loop."""
+    last = replace(
+        green(),
+        destination_started=None,
+        first_seen_ns=NOW - 60 * SEC,
+        claims_done=False,
+        outcome_result=None,
+    )
+    assert judge(replace(last, loop=True, run_stopped=True)) == sc.LOOP
+    # without the turn limit, or without a loop, a missing admission is still rule 6
+    assert judge(replace(last, loop=True)) == sc.DESTINATION_NOT_STARTED
+    assert judge(replace(last, run_stopped=True)) == sc.DESTINATION_NOT_STARTED

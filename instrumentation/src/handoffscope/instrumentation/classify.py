@@ -47,6 +47,9 @@ class HandoffEvidence:
     rejection_reason: str | None = None
     loop: bool = False
     """Set by `find_loops` over the run: this handoff repeats or closes a cycle."""
+    run_stopped: bool = False
+    """The run ended at its turn limit (`max_turns`): a destination not yet admitted never
+    had its turn, so a looping handoff there is judged a loop, not a failed admission."""
     claims_done: bool = False
     """The run (or the destination) claimed completion at this handoff."""
     outcome_result: str | None = None
@@ -117,7 +120,11 @@ def classify(
         return _fail(sc.DESTINATION_NOT_STARTED, f"{to or 'destination'} reported it did not start")
     not_started = ev.destination_started is None
     overdue = ev.first_seen_ns is not None and now - ev.first_seen_ns > grace_ns
-    if not_started and overdue:
+    # A ping-pong stopped by the turn limit requests one last handoff whose destination
+    # never gets a turn: that is the loop's doing, not routing or admission (rule 7 says
+    # so below). Anything else that was not admitted in time still fails here.
+    cut_by_turn_limit = ev.loop and ev.run_stopped
+    if not_started and overdue and not cut_by_turn_limit:
         secs = (now - (ev.first_seen_ns or now)) / 1e9
         return _fail(
             sc.DESTINATION_NOT_STARTED,

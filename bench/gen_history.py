@@ -1,0 +1,276 @@
+"""Generate a handoff history straight into a DuckDB file, through the collector's own path.
+
+Runs are synthesised in time order over the last `--days` days and written the way the
+collector's writer writes them: batches of spans as Arrow tables, inserted by
+`DuckDBStore.insert_new_spans` and handed to `HealthEngine.apply` inside the same
+transaction. So the file has exactly the tables, row order and derived rows a collector
+that had been receiving for weeks would have — what bench_queries.py needs to measure
+the query API at scale.
+
+The mix is mostly healthy, with every verdict represented: undeclared routes, contract
+rejections (every reason), stale control, open tool calls, missing context, loops (a
+repeat and a three-agent cycle), false completions, waits (pending, overdue, uncertain,
+decided), runs that failed or hit max turns, and, in the last minutes, runs still in
+flight and destinations that never started.
+
+    .venv/bin/python bench/gen_history.py --db /tmp/history.duckdb               # 1M handoffs
+    .venv/bin/python bench/gen_history.py --db /tmp/h10m.duckdb --handoffs 10000000
+
+Prints handoffs, runs and spans written, spans/s through store + engine, the file size
+and this process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+
+from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.store.duckdb_store import (
+    ATTRIBUTE_COLUMNS,
+    SPAN_SCHEMA,
+    DuckDBStore,
+    build_spans_table,
+)
+from handoffscope.instrumentation import semconv as sc
+
+S = 10**9
+SERVICES = ("billing-app", "support-desk", "travel-planner")
+AGENTS = {
+    "billing-app": ("triage", "billing", "refunds", "fraud", "escalation", "ledger"),
+    "support-desk": ("frontdesk", "tech", "accounts", "returns", "supervisor"),
+    "travel-planner": ("planner", "flights", "hotels", "payments", "concierge", "visa", "cars"),
+}
+HANDOFFS_PER_RUN = (1, 2, 2, 3, 3, 3, 4, 4, 5, 6)
+COLUMNS = [f.name for f in SPAN_SCHEMA]
+C = ATTRIBUTE_COLUMNS
+
+
+class Batcher:
+    """Column lists of one batch, filled by index; flushed through store + engine."""
+
+    def __init__(self, store: DuckDBStore, engine: HealthEngine, size: int) -> None:
+        self.store, self.engine, self.size = store, engine, size
+        self.n = 0
+        self.cols = {c: [None] * size for c in COLUMNS}
+        self.spans = 0
+        self.flush_seconds = 0.0
+        self.phase = {"insert": 0.0, "engine": 0.0, "commit": 0.0}
+        self._span_seq = 0
+
+    def span(self, name: str, service: str, run: str, start: int, end: int, attrs: dict) -> None:
+        i = self.n
+        cols = self.cols
+        self._span_seq += 1
+        cols["trace_id"][i] = f"{self._span_seq:032x}"
+        cols["span_id"][i] = f"{self._span_seq:016x}"
+        cols["name"][i] = name
+        cols["service"][i] = service
+        cols["start_ns"][i] = start
+        cols["end_ns"][i] = end
+        cols["received_ns"][i] = end + 200_000_000  # exported ~0.2 s after it ended
+        cols[C[sc.RUN_ID]][i] = run
+        for k, v in attrs.items():
+            cols[C[k]][i] = v
+        self.n += 1
+        if self.n == self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.n:
+            return
+        t = time.perf_counter()
+        n = self.n
+        # Arrival order: a real collector stamps received_ns as exports arrive.
+        order = sorted(range(n), key=self.cols["received_ns"].__getitem__)
+        table = build_spans_table({c: [v[i] for i in order] for c, v in self.cols.items()})
+        con = self.store.con
+        t1 = time.perf_counter()
+        con.begin()
+        new = self.store.insert_new_spans(table)
+        t2 = time.perf_counter()
+        self.engine.apply(con, new)
+        t3 = time.perf_counter()
+        con.commit()
+        t4 = time.perf_counter()
+        self.phase["insert"] += t2 - t1
+        self.phase["engine"] += t3 - t2
+        self.phase["commit"] += t4 - t3
+        self.spans += n
+        self.n = 0
+        self.cols = {c: [None] * self.size for c in COLUMNS}
+        self.flush_seconds += time.perf_counter() - t
+
+
+def generate(args: argparse.Namespace) -> None:
+    rng = random.Random(args.seed)
+    db = Path(args.db)
+    if db.exists():
+        if not args.force:
+            sys.exit(f"{db} exists; pass --force to replace it")
+        db.unlink()
+        Path(str(db) + ".wal").unlink(missing_ok=True)
+    store = DuckDBStore(db, memory_limit=args.memory_limit)
+    engine = HealthEngine(grace_seconds=args.grace_seconds)
+    engine.install(store.con)
+    engine.load(store.con)
+    out = Batcher(store, engine, args.batch_spans)
+
+    now = time.time_ns()
+    span_ns = int(args.days * 86_400 * S)
+    mean_handoffs = sum(HANDOFFS_PER_RUN) / len(HANDOFFS_PER_RUN)
+    runs_total = max(1, int(args.handoffs / mean_handoffs))
+    step = span_ns // runs_total
+    handoffs = runs = 0
+    started = time.perf_counter()
+    last_report = started
+    while handoffs < args.handoffs:
+        runs += 1
+        # Anchored to progress, so the history ends now whatever the random run sizes.
+        t = now - span_ns + int(span_ns * handoffs / args.handoffs) + rng.randint(0, step)
+        t = min(t, now - 1 * S)
+        recent = now - t < 15 * 60 * S
+        service = rng.choice(SERVICES)
+        agents = AGENTS[service]
+        run = f"run-{runs:09d}-{rng.getrandbits(32):08x}"
+        k = min(rng.choice(HANDOFFS_PER_RUN), args.handoffs - handoffs)
+        loop_kind = rng.random()
+        path = [rng.choice(agents)]
+        for _ in range(k):
+            path.append(rng.choice([a for a in agents if a != path[-1]]))
+        if loop_kind < 0.02 and k >= 3:
+            path[3] = path[0]  # a three-agent cycle A -> B -> C -> A without progress
+            if k > 3:
+                path[4:] = [rng.choice([a for a in agents if a != path[3]])] + path[5:]
+        cursor = t
+        fp = f"{rng.getrandbits(48):012x}"
+        state = 1
+        for turn in range(1, k + 1):
+            handoffs += 1
+            frm, to = path[turn - 1], path[turn]
+            if not (loop_kind < 0.02 or (loop_kind < 0.03 and turn == 2)):
+                state += 1  # progress; loops keep the same (fingerprint, state)
+            hid = f"h{turn}"
+            req = cursor + rng.randint(1, 4) * S
+            attrs = {
+                sc.HANDOFF_ID: hid,
+                sc.FROM_AGENT: frm,
+                sc.TO_AGENT: to,
+                sc.TURN: turn,
+                sc.FINGERPRINT: fp,
+                sc.STATE_VERSION: state,
+                sc.HISTORY_ITEMS_FORWARDED: rng.randint(1, 8),
+                sc.HISTORY_ITEMS_TOTAL: rng.randint(8, 20),
+                sc.ROUTE_DECLARED: rng.random() > 0.03,
+                sc.TOOL_CALL_ID: f"call_{runs}_{turn}",
+                sc.CONTEXT_REQUIRED_KEYS: ["order_id", "customer_tier"],
+                sc.REASON: "specialist_needed",
+            }
+            out.span(sc.SPAN_REQUEST, service, run, req, req + 2_000_000, attrs)
+            fate = rng.random()
+            if recent and fate < 0.05:
+                cursor = req  # never admitted: in flight, then destination_not_started
+                continue
+            acc = req + rng.randint(50, 900) * 1_000_000
+            attrs = {
+                sc.HANDOFF_ID: hid,
+                sc.CONTROL_BEFORE: frm if fate > 0.01 else to,
+                sc.CONTROL_AFTER: to,
+                sc.TOOL_CALL_CLOSED: fate > 0.02 or fate < 0.01,
+                sc.DESTINATION_STARTED: True,
+            }
+            if 0.02 <= fate < 0.03:
+                attrs[sc.CONTEXT_MISSING_KEYS] = ["customer_tier"]
+            elif 0.03 <= fate < 0.06:
+                attrs[sc.DESTINATION_STARTED] = False
+                attrs[sc.REJECTION_REASON] = rng.choice(sc.REJECTION_REASONS)
+            out.span(sc.SPAN_ACCEPT, service, run, acc, acc + 1_000_000, attrs)
+            cursor = acc
+            if 0.06 <= fate < 0.08:
+                w = cursor + S
+                wattrs = {
+                    sc.HANDOFF_ID: hid,
+                    sc.WAIT_OWNER: "finance-oncall",
+                    sc.WAIT_REASON: "refund_over_limit",
+                    sc.WAIT_DEADLINE: w + rng.choice((600, 3600, 86_400)) * S,
+                    sc.WAIT_RESUME_TOKEN_ID: f"tok{runs}",
+                    sc.WAIT_STATE_PERSISTED: fate < 0.075,
+                }
+                if fate < 0.065:
+                    wattrs.pop(sc.WAIT_OWNER)
+                out.span(sc.SPAN_WAIT, service, run, w, w + 1_000_000, wattrs)
+                if rng.random() < 0.8 and not recent:
+                    d = w + rng.randint(60, 1800) * S
+                    decision = {sc.HANDOFF_ID: hid, sc.WAIT_DECISION: sc.WAIT_DECISION_APPROVED}
+                    out.span(sc.SPAN_WAIT, service, run, d, d + 1_000_000, decision)
+                    cursor = d
+        end = cursor + rng.randint(1, 5) * S
+        if recent and rng.random() < 0.5:
+            status = sc.RUN_STATUS_STARTED
+        else:
+            r = rng.random()
+            status = (
+                sc.RUN_STATUS_FAILED
+                if r < 0.04
+                else sc.RUN_STATUS_MAX_TURNS
+                if r < 0.06 or loop_kind < 0.02
+                else sc.RUN_STATUS_COMPLETED
+            )
+        if status == sc.RUN_STATUS_COMPLETED and rng.random() < 0.9:
+            result = sc.OUTCOME_PASS if rng.random() < 0.93 else sc.OUTCOME_FAIL
+            oattrs = {
+                sc.OUTCOME_VERIFIER: "task_check",
+                sc.OUTCOME_RESULT: result,
+                sc.OUTCOME_RECEIPT_ID: f"rcpt{runs}",
+            }
+            out.span(sc.SPAN_OUTCOME, service, run, end - S // 2, end - S // 4, oattrs)
+        rattrs = {sc.RUN_STATUS: status, sc.RUN_STARTED: t, sc.RUN_TURNS: k}
+        if status != sc.RUN_STATUS_STARTED:
+            rattrs[sc.RUN_FINAL_AGENT] = path[-1]
+        out.span(sc.SPAN_RUN, service, run, t, end, rattrs)
+        if time.perf_counter() - last_report > 10:
+            last_report = time.perf_counter()
+            rate = out.spans / max(out.flush_seconds, 1e-9)
+            split = ", ".join(f"{k} {v:.0f} s" for k, v in out.phase.items())
+            print(
+                f"  {handoffs:>11,} handoffs  {runs:>10,} runs  {out.spans:>11,} spans "
+                f"({rate:,.0f} spans/s through store+engine; {split})",
+                flush=True,
+            )
+    out.flush()
+    store.close()
+    elapsed = time.perf_counter() - started
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"wrote {handoffs:,} handoffs in {runs:,} runs, {out.spans:,} spans to {db}")
+    print(
+        f"  {elapsed:.0f} s total; store+engine {out.flush_seconds:.0f} s = "
+        f"{out.spans / max(out.flush_seconds, 1e-9):,.0f} spans/s "
+        f"({1e6 * out.flush_seconds / max(out.spans, 1):.1f} µs/span; "
+        + ", ".join(f"{k} {1e6 * v / max(out.spans, 1):.1f}" for k, v in out.phase.items())
+        + " µs/span)"
+    )
+    print(
+        f"  file {os.path.getsize(db) / 2**20:,.0f} MiB; peak RSS of this process {rss_mb:,.0f} MiB"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--db", default="bench/history.duckdb", help="DuckDB file to create")
+    p.add_argument("--handoffs", type=int, default=1_000_000, help="handoffs to generate")
+    p.add_argument("--days", type=float, default=28.0, help="history spread over this many days")
+    p.add_argument("--batch-spans", type=int, default=32_768, help="spans per transaction")
+    p.add_argument("--grace-seconds", type=float, default=30.0)
+    p.add_argument("--memory-limit", default="256MB", help="DuckDB memory limit")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--force", action="store_true", help="replace an existing file")
+    generate(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,865 @@
+"""The query API: what every dashboard view reads (docs/api.md), as JSON (and CSV).
+
+`api_routes(store, engine, settings)` returns the Starlette routes for `/api/v1/*`,
+`/openapi.json` (the OpenAPI 3.1 document of these endpoints, `api_openapi.py`) and
+`/docs` (a human page rendered from it). The server mounts them beside the OTLP
+receiver; auth, when a token is set, is the server's middleware.
+
+How a request is answered:
+
+1. Parameters are parsed and checked in the event loop (`api_params.py`); a bad value
+   is a 400 `{"error": ...}` before any database work.
+2. The reads run in Starlette's thread pool on a fresh cursor of the collector's own
+   DuckDB connection (`store.cursor()`): DuckDB calls block, and a cursor per request
+   lets reads run beside the writer and each other (MVCC: each sees the last commit).
+3. Every query is one `.sql` file in `store/sql/query/`, parameters bound.
+
+Time-based verdicts are judged at the time of the request: one `now` is taken per
+request and bound into every query (`hs_verdict_at`), and the Python side re-judges the
+few rows it details (the *why* of a handoff) with `classify` at that same `now` and the
+collector's `--grace-seconds`, so the verdict, its boundary and its explanation agree.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import html
+import io
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.classify import Classification, HandoffEvidence, classify
+
+from . import api_openapi
+from .api_params import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_WEEKS,
+    MAX_WINDOW_SECONDS,
+    NS,
+    BadParam,
+    parse_bool,
+    parse_choice,
+    parse_int,
+    parse_limit,
+    parse_service,
+    parse_time,
+    parse_verdict,
+)
+from .evidence import run_key
+from .store.duckdb_store import ATTRIBUTE_COLUMNS, SQL_DIR, load_sql
+
+log = logging.getLogger(__name__)
+
+QUERY_SQL = SQL_DIR / "query"
+PREFIX = "/api/v1"
+DEFAULT_WINDOW_S = 24 * 3600
+LIVE_WINDOW_S = 3600
+LIVE_UNHEALTHY = 20
+LIVE_RUNS_LIMIT = 200
+RUN_SPANS_LIMIT = 5000
+"""At most this many spans in a run's timeline (a runaway run must not flood the page)."""
+FAILURES = list(sc.FAILURE_VERDICTS)
+NS_PER_HOUR = 3600 * NS
+NS_PER_DAY = 24 * NS_PER_HOUR
+EDGE_RUNS = 20
+WEEK_FORMATS = ("json", "csv")
+ROUTE_REASON = "route"
+
+
+# --- small helpers ----------------------------------------------------------------------
+
+
+def iso(ns: int | None) -> str | None:
+    """Epoch ns as `2026-11-30T12:00:00.123Z` (UTC, milliseconds); None stays None."""
+    if ns is None:
+        return None
+    try:
+        secs, rem = divmod(ns, NS)
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=secs)
+    except OverflowError:
+        return None
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{rem // 1_000_000:03d}Z"
+
+
+def _rows(cur, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    cur.execute(load_sql(name, QUERY_SQL), params)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _label(verdict: str | None) -> str | None:
+    return sc.VERDICT_LABELS.get(verdict) if verdict else None
+
+
+def _seconds(a: int | None, b: int | None) -> float | None:
+    return None if a is None or b is None else round((a - b) / NS, 3)
+
+
+def _clamp(ns: int) -> int:
+    return max(INT64_MIN, min(ns, INT64_MAX))
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 6) if whole else None
+
+
+# --- handoffs: evidence back from a row, boundaries, JSON ----------------------------------
+
+
+def evidence_of(row: dict[str, Any]) -> HandoffEvidence:
+    """The merged evidence a handoffs row was judged from (the engine stores all of it)."""
+    return HandoffEvidence(
+        run_id=row["run_id"],
+        handoff_id=row["handoff_id"],
+        from_agent=row["from_agent"],
+        to_agent=row["to_agent"],
+        first_seen_ns=row["first_seen_ns"],
+        requested=row["to_agent"] is not None,
+        route_declared=row["route_declared"],
+        route_goto=row["route_goto"],
+        control_before=row["control_before"],
+        control_after=row["control_after"],
+        tool_call_id=row["tool_call_id"],
+        tool_call_closed=row["tool_call_closed"],
+        required_keys=tuple(row["required_keys"] or ()),
+        missing_keys=tuple(row["missing_keys"] or ()),
+        destination_started=row["destination_started"],
+        rejection_reason=row["rejection_reason"],
+        loop=row["loop"],
+        run_stopped=row["run_stopped"],
+        claims_done=row["claims_done"],
+        outcome_result=row["outcome_result"],
+        wait_seen=row["wait_seen"],
+        wait_owner=row["wait_owner"],
+        wait_reason=row["wait_reason"],
+        wait_deadline_ns=row["wait_deadline_ns"],
+        wait_resume_token_id=row["wait_resume_token_id"],
+        wait_state_persisted=row["wait_state_persisted"],
+        wait_decision=row["wait_decision"],
+    )
+
+
+PASSED, FAILED, UNKNOWN = "passed", "failed", "unknown"
+
+
+def boundaries(ev: HandoffEvidence, c: Classification) -> dict[str, str]:
+    """Each of the six boundaries: passed (evidence says so), failed, or unknown.
+
+    Unknown means no evidence yet, or not reached because an earlier check failed. The
+    checks run in DESIGN §4 order, where the progress check (loops) sits between the
+    destination and the result, and the wait checks come last.
+    """
+    evidence = {
+        sc.BOUNDARY_ROUTE: ev.route_declared is True
+        or (ev.route_goto is not None and ev.to_agent is not None),
+        sc.BOUNDARY_CONTROL: ev.control_before is not None or ev.control_after is not None,
+        sc.BOUNDARY_TOOL_PROTOCOL: ev.tool_call_closed is True,
+        sc.BOUNDARY_CONTEXT: ev.destination_started is not None or ev.rejection_reason is not None,
+        sc.BOUNDARY_DESTINATION: ev.destination_started is True,
+        sc.BOUNDARY_RESULT: ev.outcome_result == sc.OUTCOME_PASS,
+    }
+    order = list(sc.BOUNDARIES)
+    failed = c.failed_boundary
+    if failed in order:
+        stop = order.index(failed)
+    elif failed == sc.BOUNDARY_PROGRESS:
+        stop = order.index(sc.BOUNDARY_RESULT)  # a loop is judged before the result
+    else:
+        stop = len(order)
+    out = {}
+    for i, b in enumerate(order):
+        if i < stop:
+            out[b] = PASSED if evidence[b] else UNKNOWN
+        elif i == stop and b == failed:
+            out[b] = FAILED
+        else:
+            out[b] = UNKNOWN
+    return out
+
+
+def handoff_json(
+    row: dict[str, Any], now: int, grace: float, *, with_run: bool, with_boundaries: bool
+) -> dict[str, Any]:
+    ev = evidence_of(row)
+    c = classify(ev, now_ns=now, grace_seconds=grace)
+    verdict = row["verdict_now"]
+    if c.verdict != verdict:  # cannot happen unless the stored timeline is stale
+        log.warning(
+            "handoff %s/%s: stored %s, judged %s", ev.run_id, ev.handoff_id, verdict, c.verdict
+        )
+        c = Classification(verdict, sc.VERDICT_BOUNDARY.get(verdict), c.why)
+    out: dict[str, Any] = {}
+    if with_run:
+        out["run_id"] = row["run_id"]
+        out["service"] = row["service"]
+    out.update(
+        handoff_id=row["handoff_id"],
+        from_agent=row["from_agent"],
+        to_agent=row["to_agent"],
+        turn=row["turn"],
+        seq=row["seq"],
+        requested_at=iso(row["first_seen_ns"]),
+        verdict=verdict,
+        verdict_label=_label(verdict),
+        failed_boundary=c.failed_boundary,
+        why=c.why,
+        next_step=sc.NEXT_STEPS[verdict],
+        fingerprint=row["fingerprint"],
+        state_version=row["state_version"],
+        history_items_forwarded=row["history_items_forwarded"],
+        history_items_total=row["history_items_total"],
+        route_declared=row["route_declared"],
+        route_goto=row["route_goto"],
+        control_before=row["control_before"],
+        control_after=row["control_after"],
+        tool_call_id=row["tool_call_id"],
+        tool_call_closed=row["tool_call_closed"],
+        required_keys=list(row["required_keys"] or []),
+        missing_keys=list(row["missing_keys"] or []),
+        destination_started=row["destination_started"],
+        rejection_reason=row["rejection_reason"],
+        rejection_fields=list(row["rejection_fields"] or []),
+        reason=row["reason"],
+        loop=row["loop"],
+        claims_done=row["claims_done"],
+        outcome_result=row["outcome_result"],
+        wait=row["wait_seen"],
+        wait_decision=row["wait_decision"],
+    )
+    if with_boundaries:
+        out["boundaries"] = boundaries(ev, c)
+    return out
+
+
+def approval_json(row: dict[str, Any], now: int) -> dict[str, Any]:
+    verdict = row["verdict_now"]
+    return {
+        "run_id": row["run_id"],
+        "handoff_id": row["handoff_id"],
+        "service": row["service"],
+        "from_agent": row["from_agent"],
+        "to_agent": row["to_agent"],
+        "owner": row["owner"],
+        "reason": row["reason"],
+        "deadline": iso(row["deadline_ns"]),
+        "seconds_left": _seconds(row["deadline_ns"], now),
+        "verdict": verdict,
+        "verdict_label": _label(verdict),
+        "missing": list(row["missing"]),
+        "resume_token_id": row["resume_token_id"],
+        "state_persisted": row["state_persisted"],
+        "decision": row["decision"],
+        "checkpointed_at": iso(row["checkpointed_ns"]),
+    }
+
+
+def run_summary_json(row: dict[str, Any], verdict: str) -> dict[str, Any]:
+    return {
+        "run_id": row["run_id"],
+        "service": row["service"],
+        "verdict": verdict,
+        "verdict_label": _label(verdict),
+        "status": row["status"],
+        "started_at": iso(row["started_ns"]),
+        "last_seen_at": iso(row["last_seen_ns"]),
+        "current_agent": row["current_agent"],
+        "handoff_count": row["handoff_count"],
+        "loop": row["loop"],
+        "false_complete": row["false_complete"],
+        "failed": row["failed"],
+        "pending_approvals": row["pending_approvals"],
+        "turns": row["turns"],
+    }
+
+
+SPAN_ATTRIBUTE_COLUMNS = tuple(ATTRIBUTE_COLUMNS.items())
+
+
+def span_json(row: dict[str, Any]) -> dict[str, Any]:
+    attrs = {}
+    for attr, col in SPAN_ATTRIBUTE_COLUMNS:
+        v = row.get(col)
+        if v is not None:
+            attrs[attr] = list(v) if isinstance(v, tuple) else v
+    return {
+        "name": row["name"],
+        "handoff_id": row["handoff_id"],
+        "trace_id": row["trace_id"],
+        "span_id": row["span_id"],
+        "start": iso(row["start_ns"]),
+        "end": iso(row["end_ns"]),
+        "attributes": attrs,
+    }
+
+
+# --- the API ------------------------------------------------------------------------------
+
+
+class QueryAPI:
+    """The handlers; one instance per collector, sharing the store and settings."""
+
+    def __init__(self, store, engine, settings) -> None:
+        self.store = store
+        self.engine = engine
+        self.grace = float(getattr(settings, "grace_seconds", 30.0))
+        self.auth = bool(getattr(settings, "token", ""))
+        self.spec = api_openapi.build(auth=self.auth)
+
+    def routes(self) -> list[Route]:
+        endpoints: list[tuple[str, Callable]] = [
+            ("/services", self.services),
+            ("/runs", self.runs),
+            ("/runs/{run_id:path}", self.run),
+            ("/handoffs", self.handoffs),
+            ("/edges", self.edges),
+            ("/loops", self.loops),
+            ("/approvals", self.approvals),
+            ("/false_completions", self.false_completions),
+            ("/live", self.live),
+            ("/review/weekly", self.weekly),
+            ("/drops", self.drops),
+        ]
+        routes = [
+            Route(PREFIX + path, self._endpoint(fn), methods=["GET"]) for path, fn in endpoints
+        ]
+        routes.append(Route("/openapi.json", self.openapi, methods=["GET"]))
+        routes.append(Route("/docs", self.docs, methods=["GET"]))
+        return routes
+
+    def _endpoint(self, work: Callable[[Request, int], Callable[[Any], Response | dict]]):
+        """Wrap `work(request, now) -> read(cursor)`: parse in the loop, read in a thread."""
+
+        async def handle(request: Request) -> Response:
+            now = time.time_ns()
+            try:
+                read = work(request, now)
+            except BadParam as exc:
+                return _error(400, str(exc))
+            result = await run_in_threadpool(self._read, read)
+            return result if isinstance(result, Response) else JSONResponse(result)
+
+        handle.__name__ = work.__name__
+        return handle
+
+    def _read(self, read: Callable[[Any], Response | dict]) -> Response | dict:
+        cur = self.store.cursor()
+        try:
+            return read(cur)
+        finally:
+            cur.close()
+
+    # --- common parameters -------------------------------------------------------------
+
+    @staticmethod
+    def _window(request: Request, now: int) -> tuple[int, int]:
+        """[since, until) in epoch ns: the last 24 h unless the request says otherwise."""
+        q = request.query_params
+        since = parse_time("since", q.get("since"))
+        until = parse_time("until", q.get("until"))
+        return (
+            now - DEFAULT_WINDOW_S * NS if since is None else since,
+            INT64_MAX if until is None else until,
+        )
+
+    # --- endpoints -----------------------------------------------------------------------
+
+    def services(self, request: Request, now: int):
+        def read(cur):
+            return {"services": [r["service"] for r in _rows(cur, "services", {})]}
+
+        return read
+
+    def runs(self, request: Request, now: int):
+        q = request.query_params
+        since, until = self._window(request, now)
+        params = {
+            "now": now,
+            "since": since,
+            "until": until,
+            "service": parse_service(q.get("service")),
+            "verdict": parse_verdict(q.get("verdict")),
+            "limit": parse_limit(q.get("limit")),
+        }
+
+        def read(cur):
+            rows = _rows(cur, "runs", params)
+            return {"runs": [run_summary_json(r, r["verdict"]) for r in rows]}
+
+        return read
+
+    def run(self, request: Request, now: int):
+        run_id = request.path_params["run_id"]
+        grace = self.grace
+
+        def read(cur):
+            if not run_id or len(run_id) > sc.MAX_ID_LEN or any(ord(ch) < 32 for ch in run_id):
+                return _error(404, f"no run {run_id[:140]!r}")  # no such id can be stored
+            key = {"run_id": run_id, "run_key": run_key(run_id)}
+            found = _rows(cur, "run", {**key, "now": now})
+            if not found:
+                return _error(404, f"no run {run_id!r}")
+            r = found[0]
+            verdict = r["verdict_now"]
+            handoffs = _rows(
+                cur,
+                "run_handoffs",
+                {**key, "now": now, "lo": r["first_seen_ns"], "hi": r["last_seen_ns"]},
+            )
+            waits = _rows(cur, "run_waits", {**key, "now": now})
+            spans = []
+            if r["min_received_ns"] is not None:
+                spans = _rows(
+                    cur,
+                    "run_spans",
+                    {
+                        "run_id": run_id,
+                        "lo": r["min_received_ns"],
+                        "hi": r["max_received_ns"],
+                        "limit": RUN_SPANS_LIMIT,
+                    },
+                )
+            body = run_summary_json(r, verdict)
+            body.update(
+                next_step=sc.NEXT_STEPS[verdict],
+                final_agent=r["final_agent"],
+                ended_at=iso(r["ended_ns"]),
+                path=list(r["path"]),
+                loop_cycle=list(r["loop_cycle"]),
+                loop_repeats=r["loop_repeats"],
+                outcome_result=r["outcome_result"],
+                verifier=r["verifier"],
+                outcomes=[
+                    {
+                        "handoff_id": s["handoff_id"],
+                        "verifier": s["outcome_verifier"],
+                        "result": s["outcome_result"],
+                        "receipt_id": s["outcome_receipt_id"],
+                        "at": iso(s["end_ns"]),
+                    }
+                    for s in spans
+                    if s["outcome_result"] is not None
+                ],
+                waits=[approval_json(w, now) for w in waits],
+                handoffs=[
+                    handoff_json(h, now, grace, with_run=False, with_boundaries=True)
+                    for h in handoffs
+                ],
+                spans=[span_json(s) for s in spans],
+            )
+            return body
+
+        return read
+
+    def _handoff_params(self, request: Request, now: int) -> dict[str, Any]:
+        q = request.query_params
+        since, until = self._window(request, now)
+        return {
+            "now": now,
+            "since": since,
+            "until": until,
+            "service": parse_service(q.get("service")),
+            "verdict": parse_verdict(q.get("verdict")),
+            "unhealthy": parse_bool("unhealthy", q.get("unhealthy")),
+            "limit": parse_limit(q.get("limit")),
+        }
+
+    def handoffs(self, request: Request, now: int):
+        params = self._handoff_params(request, now)
+        grace = self.grace
+
+        def read(cur):
+            rows = _rows(cur, "handoffs", params)
+            return {
+                "handoffs": [
+                    handoff_json(r, now, grace, with_run=True, with_boundaries=False) for r in rows
+                ]
+            }
+
+        return read
+
+    def edges(self, request: Request, now: int):
+        q = request.query_params
+        since, until = self._window(request, now)
+        service = parse_service(q.get("service"))
+        # Whole days inside the window come from the daily rollup, other whole hours from
+        # the hourly one, the rest live (edges.sql).
+        h0, h1 = -(-since // NS_PER_HOUR), until // NS_PER_HOUR - 1
+        d0, d1 = -(-since // NS_PER_DAY), until // NS_PER_DAY - 1
+        dh0, dh1 = (d0 * 24, (d1 + 1) * 24 - 1) if d0 <= d1 else (1, 0)
+        buckets = {"service": service, "d0": d0, "d1": d1, "dh0": dh0, "dh1": dh1}
+        params = {
+            **buckets,
+            "now": now,
+            "since": since,
+            "until": until,
+            "failures": FAILURES,
+            "h0": h0,
+            "h1": h1,
+            "full_lo": _clamp(h0 * NS_PER_HOUR) if h0 <= h1 else until,
+            "full_hi": _clamp((h1 + 1) * NS_PER_HOUR) if h0 <= h1 else until,
+        }
+        runs_params = {
+            **buckets,
+            "r0": since // NS_PER_HOUR,
+            "r1": (until - 1) // NS_PER_HOUR,
+        }
+
+        def read(cur):
+            newest = {
+                (r["from_agent"], r["to_agent"]): list(dict.fromkeys(r["runs"]))[:EDGE_RUNS]
+                for r in _rows(cur, "edge_runs", runs_params)
+            }
+            edges = []
+            for r in _rows(cur, "edges", params):
+                verdicts = dict(sorted(r["verdicts"].items(), key=lambda kv: sc.RANK[kv[0]]))
+                edges.append(
+                    {
+                        "from_agent": r["from_agent"],
+                        "to_agent": r["to_agent"],
+                        "count": r["count"],
+                        "unhealthy": r["unhealthy"],
+                        "unhealthy_share": _rate(r["unhealthy"], r["count"]) or 0.0,
+                        "undeclared": r["undeclared"],
+                        "verdicts": verdicts,
+                        "runs": newest.get((r["from_agent"], r["to_agent"]), []),
+                    }
+                )
+            return {"edges": edges}
+
+        return read
+
+    def loops(self, request: Request, now: int):
+        q = request.query_params
+        since, until = self._window(request, now)
+        params = {
+            "since": since,
+            "until": until,
+            "service": parse_service(q.get("service")),
+            "limit": parse_limit(q.get("limit")),
+        }
+
+        def read(cur):
+            return {
+                "loops": [
+                    {
+                        "run_id": r["run_id"],
+                        "service": r["service"],
+                        "cycle": list(r["cycle"]),
+                        "repeats": r["repeats"],
+                        "turns": r["turns"],
+                        "status": r["status"],
+                        "last_seen_at": iso(r["last_seen_ns"]),
+                    }
+                    for r in _rows(cur, "loops", params)
+                ]
+            }
+
+        return read
+
+    def approvals(self, request: Request, now: int):
+        q = request.query_params
+        params = {
+            "now": now,
+            "service": parse_service(q.get("service")),
+            "limit": parse_limit(q.get("limit")),
+            "overdue": sc.APPROVAL_OVERDUE,
+            "uncertain": sc.WAIT_UNCERTAIN,
+        }
+
+        def read(cur):
+            return {"approvals": [approval_json(r, now) for r in _rows(cur, "approvals", params)]}
+
+        return read
+
+    def false_completions(self, request: Request, now: int):
+        q = request.query_params
+        since, until = self._window(request, now)
+        params = {
+            "since": since,
+            "until": until,
+            "service": parse_service(q.get("service")),
+            "limit": parse_limit(q.get("limit")),
+        }
+
+        def read(cur):
+            return {
+                "runs": [
+                    {
+                        "run_id": r["run_id"],
+                        "service": r["service"],
+                        "final_agent": r["final_agent"],
+                        "ended_at": iso(r["ended_ns"]),
+                        "last_seen_at": iso(r["last_seen_ns"]),
+                        "outcome_result": r["outcome_result"],
+                        "verifier": r["verifier"],
+                    }
+                    for r in _rows(cur, "false_completions", params)
+                ]
+            }
+
+        return read
+
+    def live(self, request: Request, now: int):
+        q = request.query_params
+        service = parse_service(q.get("service"))
+        window = parse_int("window", q.get("window"), LIVE_WINDOW_S, 1, MAX_WINDOW_SECONDS)
+        since = now - window * NS
+        grace = self.grace
+
+        def read(cur):
+            runs = []
+            for r in _rows(
+                cur,
+                "live_runs",
+                {
+                    "now": now,
+                    "since": since,
+                    "service": service,
+                    "started": sc.RUN_STATUS_STARTED,
+                    "limit": LIVE_RUNS_LIMIT,
+                },
+            ):
+                last = (
+                    r["last_handoff_ns"] if r["last_handoff_ns"] is not None else r["last_seen_ns"]
+                )
+                runs.append(
+                    {
+                        "run_id": r["run_id"],
+                        "service": r["service"],
+                        "current_agent": r["current_agent"],
+                        "last_handoff_at": iso(r["last_handoff_ns"]),
+                        "seconds_since_last_handoff": _seconds(now, last),
+                        "verdict": r["verdict"],
+                        "verdict_label": _label(r["verdict"]),
+                    }
+                )
+            counts: dict[str, int] = defaultdict(int)
+            timeline = []
+            for r in _rows(cur, "live_verdicts", {"now": now, "since": since, "service": service}):
+                counts[r["verdict"]] += r["count"]
+                timeline.append(
+                    {
+                        "minute": iso(r["minute"] * 60 * NS),
+                        "verdict": r["verdict"],
+                        "count": r["count"],
+                    }
+                )
+            unhealthy = _rows(
+                cur,
+                "handoffs",
+                {
+                    "now": now,
+                    "since": since,
+                    "until": INT64_MAX,
+                    "service": service,
+                    "verdict": None,
+                    "unhealthy": True,
+                    "limit": LIVE_UNHEALTHY,
+                },
+            )
+            return {
+                "now": iso(now),
+                "window": window,
+                "runs_in_flight": runs,
+                "verdict_counts": dict(sorted(counts.items(), key=lambda kv: sc.RANK[kv[0]])),
+                "timeline": timeline,
+                "unhealthy": [
+                    handoff_json(r, now, grace, with_run=True, with_boundaries=False)
+                    for r in unhealthy
+                ],
+            }
+
+        return read
+
+    def weekly(self, request: Request, now: int):
+        q = request.query_params
+        service = parse_service(q.get("service"))
+        weeks = parse_int("weeks", q.get("weeks"), 8, 1, MAX_WEEKS)
+        fmt = parse_choice("format", q.get("format"), WEEK_FORMATS)
+        today = (dt.datetime(1970, 1, 1) + dt.timedelta(seconds=now // NS)).date()
+        monday = today - dt.timedelta(days=today.weekday())
+        starts = [monday - dt.timedelta(weeks=i) for i in range(weeks - 1, -1, -1)]
+        labels = [_week_label(d) for d in starts]
+
+        def read(cur):
+            rows = _rows(cur, "weekly", {"start": starts[0], "service": service})
+            body = weekly_body(rows, labels)
+            if fmt == "csv":
+                return Response(weekly_csv(body), media_type="text/csv; charset=utf-8")
+            return body
+
+        return read
+
+    def drops(self, request: Request, now: int):
+        def read(cur):
+            return {"drops": _rows(cur, "drops", {})}
+
+        return read
+
+    # --- documentation -----------------------------------------------------------------
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(self.spec)
+
+    async def docs(self, request: Request) -> Response:
+        return HTMLResponse(render_docs(self.spec))
+
+
+def _week_label(d: dt.date) -> str:
+    year, week, _ = d.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def weekly_body(rows: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]:
+    """The weekly review from rollup rows (week, from_agent, to_agent, reason, handoffs)."""
+    total: dict[str, int] = dict.fromkeys(labels, 0)
+    rejected: dict[str, int] = dict.fromkeys(labels, 0)
+    by_reason: dict[tuple, int] = defaultdict(int)
+    by_edge: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    by_agent: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        week = r["week"]
+        if week not in total:
+            continue
+        n = int(r["handoffs"])
+        rej = n if r["reason"] else 0
+        total[week] += n
+        rejected[week] += rej
+        if r["reason"]:
+            by_reason[(week, r["reason"])] += n
+        edge = by_edge[(week, r["from_agent"] or None, r["to_agent"] or None)]
+        edge[0] += n
+        edge[1] += rej
+        agent = by_agent[(week, r["to_agent"] or None)]
+        agent[0] += n
+        agent[1] += rej
+    order = {w: i for i, w in enumerate(labels)}
+
+    def key(item):
+        return (
+            order[item[0][0]],
+            -item[1][1] if isinstance(item[1], list) else -item[1],
+            str(item[0][1:]),
+        )
+
+    return {
+        "this_week": labels[-1],
+        "last_week": labels[-2] if len(labels) > 1 else None,
+        "weeks": [
+            {
+                "week": w,
+                "handoffs": total[w],
+                "rejections": rejected[w],
+                "rate": _rate(rejected[w], total[w]),
+            }
+            for w in labels
+        ],
+        "by_reason": [
+            {"week": w, "reason": reason, "count": n, "rate": _rate(n, total[w])}
+            for (w, reason), n in sorted(by_reason.items(), key=key)
+        ],
+        "by_edge": [
+            {
+                "week": w,
+                "from_agent": f,
+                "to_agent": t,
+                "handoffs": n,
+                "rejections": rej,
+                "rate": _rate(rej, n),
+            }
+            for (w, f, t), (n, rej) in sorted(by_edge.items(), key=key)
+        ],
+        "by_agent": [
+            {"week": w, "agent": a, "handoffs": n, "rejections": rej, "rate": _rate(rej, n)}
+            for (w, a), (n, rej) in sorted(by_agent.items(), key=key)
+        ],
+    }
+
+
+CSV_COLUMNS = ("week", "dimension", "key", "handoffs", "rejections", "rate")
+
+
+def weekly_csv(body: dict[str, Any]) -> str:
+    """One row per (week, dimension, key): dimension is total, reason, edge or agent."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    totals = {r["week"]: r["handoffs"] for r in body["weeks"]}
+
+    def rate(v):
+        return "" if v is None else f"{v:.6f}"
+
+    for r in body["weeks"]:
+        w.writerow((r["week"], "total", "", r["handoffs"], r["rejections"], rate(r["rate"])))
+    for r in body["by_reason"]:
+        w.writerow(
+            (r["week"], "reason", r["reason"], totals[r["week"]], r["count"], rate(r["rate"]))
+        )
+    for r in body["by_edge"]:
+        edge = f"{r['from_agent'] or ''}->{r['to_agent'] or ''}"
+        w.writerow((r["week"], "edge", edge, r["handoffs"], r["rejections"], rate(r["rate"])))
+    for r in body["by_agent"]:
+        w.writerow(
+            (r["week"], "agent", r["agent"] or "", r["handoffs"], r["rejections"], rate(r["rate"]))
+        )
+    return out.getvalue()
+
+
+def render_docs(spec: dict[str, Any]) -> str:
+    """A plain HTML page of the OpenAPI document: endpoints, parameters, what they return."""
+    e = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{e(spec['info']['title'])}</title>",
+        "<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+        "code{background:#f1f5f9;padding:0 .25rem}table{border-collapse:collapse}"
+        "td,th{border-bottom:1px solid #e2e8f0;padding:.2rem .6rem;text-align:left;vertical-align:top}"
+        "h2{margin-top:2rem;font-size:1.1rem}</style></head><body>",
+        f"<h1>{e(spec['info']['title'])} <small>{e(spec['info']['version'])}</small></h1>",
+        f"<p>{e(spec['info']['description'])}</p>",
+        "<p>Machine-readable: <a href='/openapi.json'>/openapi.json</a> (OpenAPI 3.1).</p>",
+    ]
+    params = spec["components"]["parameters"]
+    for path, item in spec["paths"].items():
+        op = item["get"]
+        parts.append(
+            f"<h2><code>GET {e(path)}</code></h2><p>{e(op.get('description', op['summary']))}</p>"
+        )
+        rows = []
+        for p in op.get("parameters", []):
+            if "$ref" in p:
+                p = params[p["$ref"].rsplit("/", 1)[1]]
+            rows.append(
+                f"<tr><td><code>{e(p['name'])}</code></td><td>{e(p['in'])}</td>"
+                f"<td>{e(p.get('description', ''))}</td></tr>"
+            )
+        if rows:
+            parts.append(
+                "<table><tr><th>parameter</th><th>in</th><th>meaning</th></tr>"
+                + "".join(rows)
+                + "</table>"
+            )
+        codes = ", ".join(f"{c} {e(r['description'])}" for c, r in op["responses"].items())
+        parts.append(f"<p><small>Answers: {codes}</small></p>")
+    parts.append("</body></html>")
+    return "".join(parts)
+
+
+def api_routes(store, engine, settings) -> list[Route]:
+    """The query API's routes, to mount in the collector's Starlette app."""
+    return QueryAPI(store, engine, settings).routes()

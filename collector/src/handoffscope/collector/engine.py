@@ -1,0 +1,860 @@
+"""The health engine: evidence spans in, a verdict for every handoff and run, stored.
+
+The writer thread calls `HealthEngine.apply(con, new_spans)` inside the transaction that
+inserted `new_spans` (already de-duplicated), so the derived rows commit atomically
+with the spans they come from: a 200 to an exporter means the verdicts are stored too.
+
+What it keeps (DDL in `store/sql/engine/ddl/`, applied as numbered steps under the
+`engine_version` stamp of the `meta` table):
+
+- `handoffs`: one row per (run, handoff id): merged evidence, loop and completion flags,
+  and a verdict *timeline* (see `evidence.py`), so the query API judges time-based
+  verdicts against the time of the query with one macro, `hs_verdict_at`.
+- `runs`: run facts (status, path, current holder, loop cycle, false completion,
+  failure, pending approvals) and the run's verdict timeline.
+- `waits`: open and expired waits, for the approvals view.
+- `handoff_daily`: handoffs per day, service, edge and rejection reason (weekly review).
+- `edge_hourly`, `edge_runs`: settled handoffs per hour, edge and verdict, and the newest
+  runs per edge and hour (control-flow view over windows of up to 30 days).
+- `services`: every service seen.
+
+The rollups are kept exact with +1/-1 deltas: each handoff in memory remembers the
+bucket it was counted in, and a reloaded handoff recomputes it from its stored row.
+
+Memory stays bounded: merged state is held only for recently active runs (an LRU
+bounded by `max_hot_handoffs`). Evidence for a run that was evicted reloads it — its
+stored rows and its spans, replayed through the same idempotent merge — before the new
+spans are merged. To tell a brand-new run from an evicted one without asking the
+database about every new id, the engine keeps the 64-bit keys of all stored runs in a
+sorted numpy array (8 bytes per run: ~25 MB for the ~3M runs of ten million handoffs; a
+Bloom filter would be smaller, but at a thousand new runs per batch even a 1% false
+positive rate would make almost every batch pay for a lookup).
+
+Rows are never updated in place: a changed row is deleted by its `row_seq` and the new
+version appended, in one Arrow insert per table per batch (DuckDB appends fast; updates
+and indexes would cost memory and insert speed).
+
+If the transaction around `apply` fails, memory must go back to what was committed:
+`rollback()` drops the runs that batch touched (they reload from the file when evidence
+comes), and `load()` rebuilds everything; either is safe.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Iterable, Sequence
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from handoffscope.instrumentation import semconv as sc
+
+from .evidence import (
+    HandoffState,
+    RunState,
+    RunView,
+    SpanColumns,
+    evaluate_run,
+    merge_spans,
+    run_key,
+    wait_missing,
+)
+from .store.duckdb_store import SQL_DIR, apply_steps, load_sql, read_steps
+
+log = logging.getLogger(__name__)
+
+ENGINE_SQL = SQL_DIR / "engine"
+ENGINE_DDL = ENGINE_SQL / "ddl"
+ENGINE_VERSION_KEY = "engine_version"
+NS_PER_DAY = 86_400 * 10**9
+APPLY_SLICE = 8192
+"""Spans merged and written per step of `apply`."""
+
+STR, I64, I32, BOOL = pa.string(), pa.int64(), pa.int32(), pa.bool_()
+STRS = pa.list_(pa.string())
+
+HANDOFF_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("run_id", STR),
+    ("run_key", I64),
+    ("handoff_id", STR),
+    ("service", STR),
+    ("seq", I32),
+    ("from_agent", STR),
+    ("to_agent", STR),
+    ("turn", I64),
+    ("first_seen_ns", I64),
+    ("last_seen_ns", I64),
+    ("fingerprint", STR),
+    ("state_version", I64),
+    ("history_items_forwarded", I64),
+    ("history_items_total", I64),
+    ("route_declared", BOOL),
+    ("route_goto", STR),
+    ("control_before", STR),
+    ("control_after", STR),
+    ("tool_call_id", STR),
+    ("tool_call_closed", BOOL),
+    ("required_keys", STRS),
+    ("missing_keys", STRS),
+    ("destination_started", BOOL),
+    ("rejection_reason", STR),
+    ("rejection_fields", STRS),
+    ("reason", STR),
+    ("contract_version", STR),
+    ("loop", BOOL),
+    ("run_stopped", BOOL),
+    ("claims_done", BOOL),
+    ("outcome_result", STR),
+    ("wait_seen", BOOL),
+    ("wait_owner", STR),
+    ("wait_reason", STR),
+    ("wait_deadline_ns", I64),
+    ("wait_resume_token_id", STR),
+    ("wait_state_persisted", BOOL),
+    ("wait_decision", STR),
+    ("verdict", STR),
+    ("flip1_ns", I64),
+    ("flip1_verdict", STR),
+    ("flip2_ns", I64),
+    ("flip2_verdict", STR),
+    ("unhealthy_from_ns", I64),
+)
+"""Columns of `handoffs` after row_seq, in the order `_handoff_row` builds them."""
+
+RUN_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("run_id", STR),
+    ("run_key", I64),
+    ("service", STR),
+    ("first_seen_ns", I64),
+    ("last_seen_ns", I64),
+    ("min_received_ns", I64),
+    ("max_received_ns", I64),
+    ("started_ns", I64),
+    ("ended_ns", I64),
+    ("last_handoff_ns", I64),
+    ("status", STR),
+    ("final_agent", STR),
+    ("turns", I64),
+    ("current_agent", STR),
+    ("handoff_count", I32),
+    ("path", STRS),
+    ("loop", BOOL),
+    ("loop_cycle", STRS),
+    ("loop_repeats", I32),
+    ("false_complete", BOOL),
+    ("failed", BOOL),
+    ("outcome_result", STR),
+    ("verifier", STR),
+    ("pending_approvals", I32),
+    ("verdict", STR),
+    ("flip1_ns", I64),
+    ("flip1_verdict", STR),
+    ("flip2_ns", I64),
+    ("flip2_verdict", STR),
+)
+
+WAIT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("run_id", STR),
+    ("run_key", I64),
+    ("handoff_id", STR),
+    ("service", STR),
+    ("from_agent", STR),
+    ("to_agent", STR),
+    ("owner", STR),
+    ("reason", STR),
+    ("deadline_ns", I64),
+    ("resume_token_id", STR),
+    ("state_persisted", BOOL),
+    ("decision", STR),
+    ("checkpointed_ns", I64),
+    ("missing", STRS),
+    ("verdict", STR),
+    ("flip1_ns", I64),
+    ("flip1_verdict", STR),
+)
+
+DAILY_SCHEMA = pa.schema(
+    [
+        ("day", pa.date32()),
+        ("service", STR),
+        ("from_agent", STR),
+        ("to_agent", STR),
+        ("reason", STR),
+        ("handoffs", I64),
+    ]
+)
+
+_H = {name: i for i, (name, _) in enumerate(HANDOFF_COLUMNS)}
+
+ROUTE_REASON = "route"
+"""The weekly review's reason for `route_rejected` (contract rejections use their own)."""
+
+
+def _sql(name: str) -> str:
+    return load_sql(name, ENGINE_SQL)
+
+
+def _schema(columns: Sequence[tuple[str, pa.DataType]]) -> pa.Schema:
+    return pa.schema([("row_seq", I64), *columns])
+
+
+def _table(schema: pa.Schema, rows: list[tuple]) -> pa.Table:
+    cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+    return pa.Table.from_arrays(
+        [pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)], schema=schema
+    )
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, name: str, params: object = None) -> pa.Table:
+    # Read to the end: DuckDB 2 keeps a half-read result open on the connection and
+    # refuses other work until it is finished.
+    return con.sql(_sql(name), params=params).to_arrow_table()
+
+
+def _freeze(row: tuple) -> tuple:
+    """A stored row in the shape the engine builds (lists as tuples), to hash and compare."""
+    return tuple(tuple(v) if isinstance(v, list) else v for v in row)
+
+
+def _run_keys(con: duckdb.DuckDBPyConnection) -> np.ndarray:
+    # fetchnumpy, not Arrow's to_numpy: the latter imports pandas (a second of start-up).
+    return con.execute(_sql("all_run_keys")).fetchnumpy()["run_key"]
+
+
+def _rows_of(table: pa.Table, columns: Sequence[tuple[str, pa.DataType]]) -> list[tuple]:
+    """Stored rows as tuples in `columns` order (the shape the engine compares)."""
+    if table.num_rows == 0:
+        return []
+    return list(zip(*(table.column(name).to_pylist() for name, _ in columns), strict=True))
+
+
+def daily_key(row: tuple) -> tuple:
+    """(day, service, from, to, reason) of a handoff row: its weekly-review bucket.
+
+    Rejections never depend on time (they precede every time-based rule), so the base
+    verdict decides the reason and the bucket never goes stale.
+    """
+    verdict = row[_H["verdict"]]
+    if verdict == sc.ROUTE_REJECTED:
+        reason = ROUTE_REASON
+    elif verdict == sc.CONTRACT_REJECTED:
+        reason = row[_H["rejection_reason"]] or ""
+    else:
+        reason = ""
+    return (
+        row[_H["first_seen_ns"]] // NS_PER_DAY,
+        row[_H["service"]] or "",
+        row[_H["from_agent"]] or "",
+        row[_H["to_agent"]] or "",
+        reason,
+    )
+
+
+EDGE_SCHEMA = pa.schema(
+    [
+        ("hour", I64),  # the daily upserts rename it to day
+        ("service", STR),
+        ("from_agent", STR),
+        ("to_agent", STR),
+        ("verdict", STR),
+        ("undeclared", BOOL),
+        ("handoffs", I64),
+    ]
+)
+EDGE_RUNS_SCHEMA = pa.schema(
+    [("hour", I64), ("service", STR), ("from_agent", STR), ("to_agent", STR), ("runs", STRS)]
+)
+NS_PER_HOUR = 3600 * 10**9
+EDGE_RUNS_KEPT = 20
+
+
+def edge_key(row: tuple) -> tuple | None:
+    """(hour, service, from, to, verdict, undeclared) of a settled handoff row; None while
+    its verdict still depends on time (those are read live, see 0007_edge_hourly.sql)."""
+    if row[_H["flip1_ns"]] is not None:
+        return None
+    return (
+        row[_H["first_seen_ns"]] // NS_PER_HOUR,
+        row[_H["service"]] or "",
+        row[_H["from_agent"]] or "",
+        row[_H["to_agent"]] or "",
+        row[_H["verdict"]],
+        row[_H["route_declared"]] is False,
+    )
+
+
+class KeySet:
+    """Exact membership of 64-bit run keys: a sorted numpy array plus recent additions."""
+
+    FOLD_AT = 65_536
+
+    def __init__(self) -> None:
+        self._sorted = np.empty(0, dtype=np.int64)
+        self._recent: set[int] = set()
+
+    def reset(self, keys: np.ndarray) -> None:
+        self._sorted = np.unique(np.asarray(keys, dtype=np.int64))
+        self._recent = set()
+
+    def add(self, key: int) -> None:
+        self._recent.add(key)
+        if len(self._recent) >= self.FOLD_AT:
+            added = np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))
+            self._sorted = np.union1d(self._sorted, added)
+            self._recent.clear()
+
+    def contains(self, keys: Sequence[int]) -> list[bool]:
+        if not keys:
+            return []
+        arr = np.asarray(keys, dtype=np.int64)
+        hits = np.zeros(len(arr), dtype=bool)
+        if len(self._sorted):
+            idx = np.searchsorted(self._sorted, arr).clip(0, len(self._sorted) - 1)
+            hits = self._sorted[idx] == arr
+        recent = self._recent
+        return [bool(h) or k in recent for h, k in zip(hits.tolist(), keys, strict=True)]
+
+    def __len__(self) -> int:
+        return len(self._sorted) + len(self._recent)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._sorted.nbytes) + 64 * len(self._recent)
+
+
+class _Writes:
+    """Row changes collected over one batch, flushed with one statement per table."""
+
+    def __init__(self) -> None:
+        self.handoffs: list[tuple] = []
+        self.handoffs_doomed: list[int] = []
+        self.runs: list[tuple] = []
+        self.runs_doomed: list[int] = []
+        self.waits: list[tuple] = []
+        self.waits_doomed: list[int] = []
+        self.daily: Counter[tuple] = Counter()
+        self.edges: Counter[tuple] = Counter()
+        self.edge_runs: defaultdict[tuple, list[tuple[int, str]]] = defaultdict(list)
+        self.services: set[str] = set()
+
+
+class HealthEngine:
+    """Merges evidence per handoff and run, classifies it, keeps the derived tables."""
+
+    def __init__(
+        self,
+        grace_seconds: float = 30.0,
+        retention_days: float = 30.0,
+        *,
+        max_hot_handoffs: int = 20_000,
+        reload_window_seconds: float = 3600.0,
+    ) -> None:
+        self.grace_seconds = float(grace_seconds)
+        self.retention_days = retention_days
+        self.max_hot_handoffs = max_hot_handoffs
+        """Bound on in-memory state, in handoffs (a run counts one more). About 1.5 kB
+        each (measured with tracemalloc), so the default holds ~30 MB."""
+        self.reload_window_seconds = reload_window_seconds
+        """`load` brings back runs that received evidence this recently."""
+        self.runs: OrderedDict[str, RunState] = OrderedDict()
+        self.hot_size = 0
+        self.keys = KeySet()
+        self.services: set[str] = set()
+        self._seq = {"handoffs": 0, "runs": 0, "waits": 0}
+        self._last_touched: set[str] = set()
+        self._pending = _Writes()
+        # Every key exists from the start: /metrics copies this dict from another thread,
+        # and a dict that gains a key while being copied raises.
+        self.stats = Counter[str](
+            dict.fromkeys(
+                (
+                    "spans_applied",
+                    "runs_reloaded",
+                    "runs_evicted",
+                    "handoff_rows_written",
+                    "run_rows_written",
+                ),
+                0,
+            )
+        )
+        """Counters for /metrics (`handoffscope_engine_<name>_total`)."""
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    def install(self, con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+        """Create or upgrade the engine's tables (own numbered steps, own version stamp)."""
+        return apply_steps(con, read_steps(ENGINE_DDL), ENGINE_VERSION_KEY, what="health engine")
+
+    def load(self, con: duckdb.DuckDBPyConnection, *, now_ns: int | None = None) -> int:
+        """Rebuild memory after a restart; return how many runs were reloaded.
+
+        Restores the row counters, the set of stored run keys and services, and the
+        state of runs active within `reload_window_seconds` (newest first, up to the
+        memory bound). Reloaded runs are re-evaluated and any row that differs — say
+        `--grace-seconds` changed — is rewritten.
+        """
+        self.runs.clear()
+        self.hot_size = 0
+        self._pending = _Writes()
+        h, r, w = con.execute(_sql("max_row_seqs")).fetchall()[0]
+        self._seq = {"handoffs": int(h), "runs": int(r), "waits": int(w)}
+        self.keys.reset(_run_keys(con))
+        self.services = set(_fetch(con, "all_services").column("service").to_pylist())
+        now = time.time_ns() if now_ns is None else now_ns
+        recent = _fetch(
+            con,
+            "recent_runs",
+            {
+                "since": now - int(self.reload_window_seconds * 1e9),
+                "limit": self.max_hot_handoffs,
+            },
+        )
+        ids = recent.column("run_id").to_pylist()
+        if ids:
+            self._reload(con, ids)
+            self._flush(con, self._evaluate(ids))
+            for rid in ids:
+                self.runs.move_to_end(rid, last=False)  # oldest first for eviction
+            self._evict(keep=())
+        log.info(
+            "health engine loaded: %d stored runs, %d reloaded into memory",
+            len(self.keys),
+            len(ids),
+        )
+        return len(ids)
+
+    def apply(self, con: duckdb.DuckDBPyConnection, new_spans: pa.Table) -> None:
+        """Merge newly stored spans, re-judge what they touch, write changed rows.
+
+        Call inside the transaction that inserted `new_spans`. Idempotent: applying a
+        span twice changes nothing.
+        """
+        self._last_touched = set()
+        # In slices: a group commit may carry 32k spans, and the Python objects of a
+        # slice (columns, states touched, rows to write) are what bounds this call's
+        # memory. Merging is idempotent and order-free, so slicing changes no result.
+        for lo in range(0, new_spans.num_rows, APPLY_SLICE):
+            self._apply(con, new_spans.slice(lo, APPLY_SLICE))
+
+    def _apply(self, con: duckdb.DuckDBPyConnection, new_spans: pa.Table) -> None:
+        spans = SpanColumns.from_arrow(new_spans)
+        batch_runs = {r for r in spans.run_id if r}
+        self._last_touched |= batch_runs
+        unknown = [r for r in batch_runs if r not in self.runs]
+        if unknown:
+            keys = [run_key(r) for r in unknown]
+            stored = [r for r, hit in zip(unknown, self.keys.contains(keys), strict=True) if hit]
+            if stored:
+                self._reload(con, stored)
+            for rid, key in zip(unknown, keys, strict=True):
+                if rid not in self.runs:
+                    self.runs[rid] = RunState(rid)
+                    self.keys.add(key)
+                    self.hot_size += 1
+        before = sum(self.runs[r].size for r in batch_runs)
+        touched = merge_spans(self.runs, spans)
+        self.hot_size += sum(self.runs[r].size for r in batch_runs) - before
+        self._flush(con, self._evaluate(touched))
+        for rid in touched:
+            self.runs.move_to_end(rid)
+        self._evict(keep=batch_runs)
+        self.stats["spans_applied"] += new_spans.num_rows
+
+    def rollback(self) -> None:
+        """The transaction of the last `apply` failed: forget what it touched."""
+        for rid in self._last_touched:
+            self._drop(rid)
+        self._pending = _Writes()
+
+    def retention(self, con: duckdb.DuckDBPyConnection, cutoff_ns: int) -> None:
+        """Delete derived rows of runs whose last evidence ended before `cutoff_ns`."""
+        params = {"cutoff": cutoff_ns}
+        for name in ("expire_handoffs", "expire_waits", "expire_runs"):
+            con.execute(_sql(name), params).fetchall()
+        con.execute(_sql("expire_daily"), {"cutoff_day": _day(cutoff_ns)}).fetchall()
+        for name in ("expire_edges", "expire_edge_runs"):
+            con.execute(_sql(name), {"cutoff_hour": cutoff_ns // NS_PER_HOUR}).fetchall()
+        for name in ("expire_edge_daily", "expire_edge_runs_daily"):
+            con.execute(_sql(name), {"cutoff_day": cutoff_ns // NS_PER_DAY}).fetchall()
+        for rid in [r for r, s in self.runs.items() if (s.last_seen_ns or 0) < cutoff_ns]:
+            self._drop(rid)
+        self.keys.reset(_run_keys(con))
+
+    # --- memory ---------------------------------------------------------------------------
+
+    def _drop(self, rid: str) -> None:
+        run = self.runs.pop(rid, None)
+        if run is not None:
+            self.hot_size -= run.size
+
+    def _evict(self, keep: Iterable[str]) -> None:
+        keep = set(keep)
+        while self.hot_size > self.max_hot_handoffs and self.runs:
+            rid = next(iter(self.runs))
+            if rid in keep:
+                break  # the whole batch is in memory; nothing older left to evict
+            self._drop(rid)
+            self.stats["runs_evicted"] += 1
+
+    def _reload(self, con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
+        """Bring stored runs back into memory: their rows, then their spans replayed."""
+        lookup = pa.table(
+            {
+                "run_id": pa.array(run_ids, STR),
+                "run_key": pa.array([run_key(r) for r in run_ids], I64),
+            }
+        )
+        con.register("hs_lookup", lookup)
+        try:
+            stored_runs = _fetch(con, "find_runs")
+        finally:
+            con.unregister("hs_lookup")
+        if stored_runs.num_rows == 0:
+            return
+        runs: dict[str, RunState] = {}
+        for row_seq, row in zip(
+            stored_runs.column("row_seq").to_pylist(),
+            _rows_of(stored_runs, RUN_COLUMNS),
+            strict=True,
+        ):
+            run = RunState(row[0])
+            run.row_hash, run.row_seq = hash(_freeze(row)), row_seq
+            runs[run.run_id] = run
+        found = pa.table(
+            {
+                "run_id": pa.array(list(runs), STR),
+                "run_key": pa.array([r.key for r in runs.values()], I64),
+            }
+        )
+        seen = {
+            "lo": min(stored_runs.column("first_seen_ns").to_pylist()),
+            "hi": max(stored_runs.column("last_seen_ns").to_pylist()),
+        }
+        received = [
+            v
+            for c in ("min_received_ns", "max_received_ns")
+            for v in stored_runs.column(c).to_pylist()
+            if v is not None
+        ]
+        con.register("hs_reload", found)
+        try:
+            h_table = _fetch(con, "reload_handoffs", seen)
+            w_table = _fetch(con, "reload_waits")
+            spans = (
+                _fetch(con, "reload_spans", {"lo": min(received), "hi": max(received)})
+                if received
+                else None
+            )
+        finally:
+            con.unregister("hs_reload")
+        if spans is not None and spans.num_rows:
+            merge_spans(runs, SpanColumns.from_arrow(spans))
+        pending = self._pending
+        for row_seq, row in zip(
+            h_table.column("row_seq").to_pylist(), _rows_of(h_table, HANDOFF_COLUMNS), strict=True
+        ):
+            h = runs[row[0]].handoffs.get(row[2])
+            if h is None:
+                # Its spans are gone (retention cut through a long run): the row has no
+                # evidence left to be re-judged from, so it goes too.
+                pending.handoffs_doomed.append(row_seq)
+                pending.daily[daily_key(row)] -= 1
+                ek = edge_key(row)
+                if ek is not None:
+                    pending.edges[ek] -= 1
+                continue
+            h.row_hash, h.row_seq = hash(_freeze(row)), row_seq
+            h.daily_key, h.edge_key = daily_key(row), edge_key(row)
+        w_ids = w_table.column("handoff_id").to_pylist()
+        for row_seq, hid, row in zip(
+            w_table.column("row_seq").to_pylist(),
+            w_ids,
+            _rows_of(w_table, WAIT_COLUMNS),
+            strict=True,
+        ):
+            run = runs[row[0]]
+            h = run.handoffs.get(hid) if hid is not None else run.wait
+            if h is None:
+                pending.waits_doomed.append(row_seq)
+                continue
+            h.wait_hash, h.wait_row_seq = hash(_freeze(row)), row_seq
+        for rid, run in runs.items():
+            self.runs[rid] = run
+            self.hot_size += run.size
+        self.stats["runs_reloaded"] += len(runs)
+
+    # --- judging and writing ------------------------------------------------------------
+
+    def _evaluate(self, run_ids: Iterable[str]) -> _Writes:
+        w = self._pending
+        self._pending = _Writes()
+        for rid in run_ids:
+            run = self.runs[rid]
+            view = evaluate_run(run, self.grace_seconds)
+            service = view.service
+            if service is not None and service not in self.services:
+                w.services.add(service)
+            for hv in view.handoffs:
+                if hv.evidence is None:
+                    continue  # judged in the same context before: its rows stand
+                self._handoff(w, run, service, hv.state, hv.seq, hv.evidence)
+                self._wait(w, run, service, hv.state, hv.evidence)
+            if view.run_wait is not None:
+                self._wait(w, run, service, run.wait, view.run_wait)  # type: ignore[arg-type]
+            row = _run_row(run, service, view)
+            digest = hash(row)
+            if digest != run.row_hash:
+                if run.row_seq is not None:
+                    w.runs_doomed.append(run.row_seq)
+                run.row_hash, run.row_seq = digest, self._next("runs")
+                w.runs.append((run.row_seq, *row))
+        return w
+
+    def _handoff(self, w: _Writes, run: RunState, service, h: HandoffState, seq: int, ev) -> None:
+        row = _handoff_row(run, service, h, seq, ev)
+        digest = hash(row)
+        if digest == h.row_hash:
+            return
+        if h.row_seq is not None:
+            w.handoffs_doomed.append(h.row_seq)
+        else:  # first seen: one more run behind this edge in this hour
+            hour = h.first_seen_ns // NS_PER_HOUR  # type: ignore[operator]
+            w.edge_runs[(hour, service or "", ev.from_agent or "", ev.to_agent or "")].append(
+                (h.first_seen_ns or 0, run.run_id)
+            )
+        h.row_hash, h.row_seq = digest, self._next("handoffs")
+        w.handoffs.append((h.row_seq, *row))
+        key = daily_key(row)
+        if key != h.daily_key:
+            if h.daily_key is not None:
+                w.daily[h.daily_key] -= 1
+            w.daily[key] += 1
+            h.daily_key = key
+        ekey = edge_key(row)
+        if ekey != h.edge_key:
+            if h.edge_key is not None:
+                w.edges[h.edge_key] -= 1
+            if ekey is not None:
+                w.edges[ekey] += 1
+            h.edge_key = ekey
+
+    def _wait(self, w: _Writes, run: RunState, service, h: HandoffState, ev) -> None:
+        tl = h.wait_timeline
+        row = None
+        if tl is not None:
+            row = (
+                run.run_id,
+                run.key,
+                h.handoff_id,
+                service,
+                ev.from_agent,
+                ev.to_agent,
+                ev.wait_owner,
+                ev.wait_reason,
+                ev.wait_deadline_ns,
+                ev.wait_resume_token_id,
+                ev.wait_state_persisted,
+                ev.wait_decision,
+                h.wait_first_ns,
+                tuple(wait_missing(ev)),
+                tl.verdict,
+                tl.flip1_ns,
+                tl.flip1_verdict,
+            )
+        digest = None if row is None else hash(row)
+        if digest == h.wait_hash:
+            return
+        if h.wait_row_seq is not None:
+            w.waits_doomed.append(h.wait_row_seq)
+        h.wait_hash, h.wait_row_seq = digest, None
+        if row is not None:
+            h.wait_row_seq = self._next("waits")
+            w.waits.append((h.wait_row_seq, *row))
+
+    def _next(self, table: str) -> int:
+        self._seq[table] += 1
+        return self._seq[table]
+
+    def _flush(self, con: duckdb.DuckDBPyConnection, w: _Writes) -> None:
+        for table, doomed, rows, columns in (
+            ("handoffs", w.handoffs_doomed, w.handoffs, HANDOFF_COLUMNS),
+            ("runs", w.runs_doomed, w.runs, RUN_COLUMNS),
+            ("waits", w.waits_doomed, w.waits, WAIT_COLUMNS),
+        ):
+            if doomed:
+                _run(
+                    con,
+                    f"delete_{table}",
+                    {"hs_doomed": pa.table({"row_seq": pa.array(doomed, I64)})},
+                    {"lo": min(doomed), "hi": max(doomed)},
+                )
+            if rows:
+                _run(
+                    con,
+                    f"insert_{table}",
+                    {f"hs_{table[:-1]}_rows": _table(_schema(columns), rows)},
+                )
+        delta = [(k, n) for k, n in w.daily.items() if n]
+        if delta:
+            daily = pa.Table.from_arrays(
+                [
+                    pa.array([k[0] for k, _ in delta], pa.int32()).cast(pa.date32()),
+                    *(pa.array([k[i] for k, _ in delta], STR) for i in (1, 2, 3, 4)),
+                    pa.array([n for _, n in delta], I64),
+                ],
+                schema=DAILY_SCHEMA,
+            )
+            _run(con, "upsert_daily", {"hs_daily_delta": daily})
+        # Hourly buckets, and the same folded by day (hour // 24) for long windows.
+        daily_edges: Counter[tuple] = Counter()
+        for k, n in w.edges.items():
+            daily_edges[(k[0] // 24, *k[1:])] += n
+        daily_runs: defaultdict[tuple, list[tuple[int, str]]] = defaultdict(list)
+        for k, runs in w.edge_runs.items():
+            daily_runs[(k[0] // 24, *k[1:])].extend(runs)
+        for name, counts in (("upsert_edge_hourly", w.edges), ("upsert_edge_daily", daily_edges)):
+            delta = [(k, n) for k, n in counts.items() if n]
+            if delta:
+                _run(con, name, {"hs_edge_delta": _edge_table(delta)})
+        for name, lists in (
+            ("upsert_edge_runs", w.edge_runs),
+            ("upsert_edge_runs_daily", daily_runs),
+        ):
+            if lists:
+                _run(con, name, {"hs_edge_runs": _edge_runs_table(lists)})
+        if w.services:
+            _run(
+                con,
+                "insert_services",
+                {"hs_new_services": pa.table({"service": sorted(w.services)})},
+            )
+            self.services |= w.services
+        self.stats["handoff_rows_written"] += len(w.handoffs)
+        self.stats["run_rows_written"] += len(w.runs)
+
+
+def _edge_table(delta: list[tuple[tuple, int]]) -> pa.Table:
+    """Rollup deltas as Arrow; the bucket column is an hour or a day (same schema)."""
+    cols = list(zip(*(k for k, _ in delta), strict=True))
+    return pa.Table.from_arrays(
+        [
+            *(pa.array(c, f.type) for c, f in zip(cols, EDGE_SCHEMA, strict=False)),
+            pa.array([n for _, n in delta], I64),
+        ],
+        schema=EDGE_SCHEMA,
+    )
+
+
+def _edge_runs_table(lists: dict[tuple, list[tuple[int, str]]]) -> pa.Table:
+    """Each bucket's newly seen runs, newest first, distinct, at most EDGE_RUNS_KEPT."""
+    keys = list(lists)
+    cols = list(zip(*keys, strict=True))
+    newest = [
+        list(dict.fromkeys(r for _, r in sorted(lists[k], reverse=True)))[:EDGE_RUNS_KEPT]
+        for k in keys
+    ]
+    return pa.Table.from_arrays(
+        [
+            *(pa.array(c, f.type) for c, f in zip(cols, EDGE_RUNS_SCHEMA, strict=False)),
+            pa.array(newest, STRS),
+        ],
+        schema=EDGE_RUNS_SCHEMA,
+    )
+
+
+def _run(
+    con: duckdb.DuckDBPyConnection, name: str, tables: dict[str, pa.Table], params=None
+) -> None:
+    for t_name, table in tables.items():
+        con.register(t_name, table)
+    try:
+        con.execute(_sql(name), params).fetchall()
+    finally:
+        for t_name in tables:
+            con.unregister(t_name)
+
+
+def _day(ns: int) -> dt.date:
+    return dt.date(1970, 1, 1) + dt.timedelta(days=ns // NS_PER_DAY)
+
+
+def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple:
+    tl = h.timeline
+    assert tl is not None
+    g = h.get
+    return (
+        run.run_id,
+        run.key,
+        h.handoff_id,
+        service,
+        seq,
+        ev.from_agent,
+        ev.to_agent,
+        g("turn"),
+        h.first_seen_ns,
+        h.last_seen_ns,
+        g("fingerprint"),
+        g("state_version"),
+        g("history_items_forwarded"),
+        g("history_items_total"),
+        ev.route_declared,
+        ev.route_goto,
+        ev.control_before,
+        ev.control_after,
+        ev.tool_call_id,
+        ev.tool_call_closed,
+        tuple(ev.required_keys),
+        tuple(ev.missing_keys),
+        ev.destination_started,
+        ev.rejection_reason,
+        tuple(g("rejection_fields") or ()),
+        g("reason"),
+        g("contract_version"),
+        ev.loop,
+        ev.run_stopped,
+        ev.claims_done,
+        ev.outcome_result,
+        ev.wait_seen,
+        ev.wait_owner,
+        ev.wait_reason,
+        ev.wait_deadline_ns,
+        ev.wait_resume_token_id,
+        ev.wait_state_persisted,
+        ev.wait_decision,
+        *tl,
+        tl.unhealthy_from_ns,
+    )
+
+
+def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:
+    return (
+        run.run_id,
+        run.key,
+        service,
+        run.first_seen_ns,
+        run.last_seen_ns,
+        run.min_received_ns,
+        run.max_received_ns,
+        view.started_ns,
+        view.ended_ns,
+        view.last_handoff_ns,
+        view.status,
+        view.final_agent,
+        view.turns,
+        view.current_agent,
+        len(view.handoffs),
+        tuple(view.path),
+        view.loop,
+        tuple(view.loop_cycle),
+        view.loop_repeats,
+        view.false_complete,
+        view.failed,
+        view.outcome_result,
+        view.verifier,
+        view.pending_approvals,
+        *view.timeline,
+    )

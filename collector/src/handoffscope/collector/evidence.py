@@ -1,0 +1,817 @@
+"""Evidence merging: spans in, per-handoff and per-run facts and verdict timelines out.
+
+Pure and in memory, no I/O — the health engine (`engine.py`) feeds it batches of stored
+spans and persists what it produces; tests drive it directly.
+
+Merging is order-free and idempotent, because evidence arrives in any order, minutes
+apart, and a re-sent span must not change anything. Every attribute therefore merges
+by a rule that is commutative and idempotent:
+
+- FIRST: the value of the earliest span (by start, then end time; ties broken by the
+  value) — for identity facts the sender states once (agents, turn, fingerprint, route).
+- LAST: the value of the latest span (by end, then start time) — for facts restated as
+  they evolve (a wait's deadline and decision; the run's status, where between equal
+  times a terminal status beats `started`).
+- ALL (sticky false): any `false` wins, so a later green flag never hides an earlier
+  failure (`route.declared`, `tool_call.closed`, `destination.started`).
+- ANY, UNION, MIN, MAX: the obvious set/extreme rules.
+
+Outcome spans merge per verifier: the latest result of each verifier counts, and a
+run (or handoff) passes when some verifier passed and none's latest result is `fail`.
+An outcome span without `handoff.id` belongs to the run only; with it, to both.
+
+Verdicts come from the shared `classify` (never re-implemented here). Because the
+time-based verdicts depend on *now*, a handoff is stored as a **timeline**: the verdict
+before any threshold, and up to two flips. `classify` reads the clock through exactly
+two comparisons — grace expiry (`now - first_seen > grace`) and wait deadline
+(`deadline <= now`) — so evaluating it just before, at, and after those instants gives
+the exact verdict for every query time. Time only ever makes a verdict worse (in flight
+→ destination not started; waiting → overdue), so two flips suffice for a handoff and,
+taking the worst over its handoffs, for a run too.
+
+Memory matters (the engine holds the recently active runs): a handoff's merged facts
+are two flat lists indexed by field, the order keys of one span are one tuple shared by
+every field that span set, and names from small vocabularies are interned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import pyarrow.compute as pc
+
+from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.classify import (
+    HandoffEvidence,
+    HandoffStep,
+    classify,
+    classify_wait,
+    find_loops,
+    worst,
+)
+
+FIRST, LAST, ALL, ANY, UNION, MIN, MAX, STATUS = range(8)
+
+HANDOFF_ATTRIBUTES: dict[str, tuple[str, int]] = {
+    sc.FROM_AGENT: ("from_agent", FIRST),
+    sc.TO_AGENT: ("to_agent", FIRST),
+    sc.TURN: ("turn", FIRST),
+    sc.FINGERPRINT: ("fingerprint", FIRST),
+    sc.STATE_VERSION: ("state_version", FIRST),
+    sc.HISTORY_ITEMS_FORWARDED: ("history_items_forwarded", FIRST),
+    sc.HISTORY_ITEMS_TOTAL: ("history_items_total", FIRST),
+    sc.ROUTE_DECLARED: ("route_declared", ALL),
+    sc.TOOL_CALL_ID: ("tool_call_id", FIRST),
+    sc.CONTEXT_REQUIRED_KEYS: ("required_keys", UNION),
+    sc.CONTRACT_VERSION: ("contract_version", FIRST),
+    sc.REASON: ("reason", FIRST),
+    sc.ROUTE_GOTO: ("route_goto", FIRST),
+    sc.CONTROL_BEFORE: ("control_before", FIRST),
+    sc.CONTROL_AFTER: ("control_after", FIRST),
+    sc.TOOL_CALL_CLOSED: ("tool_call_closed", ALL),
+    sc.DESTINATION_STARTED: ("destination_started", ALL),
+    sc.CONTEXT_MISSING_KEYS: ("missing_keys", UNION),
+    sc.REJECTION_REASON: ("rejection_reason", FIRST),
+    sc.REJECTION_FIELDS: ("rejection_fields", UNION),
+    sc.DESTINATION_CLAIMS_DONE: ("destination_claims_done", ANY),
+}
+"""Span attribute -> (field, merge rule) for evidence that belongs to one handoff."""
+
+WAIT_ATTRIBUTES: dict[str, tuple[str, int]] = {
+    sc.WAIT_OWNER: ("wait_owner", LAST),
+    sc.WAIT_REASON: ("wait_reason", LAST),
+    sc.WAIT_DEADLINE: ("wait_deadline_ns", LAST),
+    sc.WAIT_RESUME_TOKEN_ID: ("wait_resume_token_id", LAST),
+    sc.WAIT_STATE_PERSISTED: ("wait_state_persisted", LAST),
+    sc.WAIT_DECISION: ("wait_decision", LAST),
+}
+"""A wait belongs to its handoff, or to the run when the span has no `handoff.id`."""
+
+RUN_ATTRIBUTES: dict[str, tuple[str, int]] = {
+    sc.RUN_STATUS: ("status", STATUS),
+    sc.RUN_FINAL_AGENT: ("final_agent", LAST),
+    sc.RUN_TURNS: ("turns", MAX),
+    sc.RUN_STARTED: ("started", MIN),
+}
+"""Run facts, taken from any span of the run."""
+
+INTERNED = frozenset(
+    {
+        sc.FROM_AGENT,
+        sc.TO_AGENT,
+        sc.CONTRACT_VERSION,
+        sc.REASON,
+        sc.ROUTE_GOTO,
+        sc.CONTROL_BEFORE,
+        sc.CONTROL_AFTER,
+        sc.REJECTION_REASON,
+        sc.WAIT_OWNER,
+        sc.WAIT_REASON,
+        sc.WAIT_DECISION,
+        sc.RUN_STATUS,
+        sc.RUN_FINAL_AGENT,
+    }
+)
+"""Attributes whose values repeat across many handoffs (agent names, codes)."""
+
+FIELDS: tuple[str, ...] = tuple(
+    f for f, _ in (*HANDOFF_ATTRIBUTES.values(), *WAIT_ATTRIBUTES.values())
+)
+F: dict[str, int] = {name: i for i, name in enumerate(FIELDS)}
+"""Field name -> index into HandoffState.vals / .keys."""
+
+TERMINAL_STATUSES = frozenset(sc.RUN_STATUSES) - {sc.RUN_STATUS_STARTED}
+_FAILURES = frozenset(sc.FAILURE_VERDICTS)
+FAILED_STATUSES = frozenset({sc.RUN_STATUS_FAILED, sc.RUN_STATUS_MAX_TURNS})
+
+
+def column(attribute: str) -> str:
+    """Column of the spans table holding `attribute` (the store's naming rule)."""
+    return attribute.replace(".", "_")
+
+
+def run_key(run_id: str) -> int:
+    """A stable signed 64-bit key of a run id, stored beside it so lookups compare integers.
+
+    md5 rather than Python's `hash` (salted per process) or DuckDB's `hash` (free to
+    change between versions): the key is persisted and must mean the same thing forever.
+    """
+    return int.from_bytes(hashlib.md5(run_id.encode()).digest()[8:], "little", signed=True)
+
+
+def _merge(
+    vals: list, keys: list, j: int, rule: int, value, span_key: tuple, last_key: tuple
+) -> bool:
+    """Merge one value into slot j; return True when the slot changed.
+
+    `span_key` is (start, end) of the span and `last_key` (end, start), each one tuple
+    shared by every slot the span sets.
+    """
+    old = vals[j]
+    if rule == FIRST:
+        k = keys[j]
+        if old is None or span_key < k or (span_key == k and value < old):
+            vals[j], keys[j] = value, span_key
+            return value != old
+        return False
+    if rule == LAST:
+        k = keys[j]
+        if old is None or last_key > k or (last_key == k and value > old):
+            vals[j], keys[j] = value, last_key
+            return value != old
+        return False
+    if rule == ALL:
+        new = value if old is None else (old and value)
+    elif rule == ANY:
+        new = bool(old) or value
+    elif rule == UNION:
+        new = tuple(sorted(set(old or ()) | set(value)))
+    elif rule == MIN:
+        new = value if old is None else min(old, value)
+    else:
+        new = value if old is None else max(old, value)
+    if new != old or (old is None and new is not None):
+        vals[j] = new
+        return True
+    return False
+
+
+def outcome_summary(outcomes: dict[str, tuple] | None) -> tuple[str | None, str | None]:
+    """(result, verifier) of merged outcomes: fail if any verifier's latest is fail."""
+    result = verifier = None
+    for name, (_end, _start, res) in sorted((outcomes or {}).items()):
+        if res == sc.OUTCOME_FAIL:
+            return sc.OUTCOME_FAIL, name or None
+        if res == sc.OUTCOME_PASS and result is None:
+            result, verifier = res, name or None
+    return result, verifier
+
+
+class Timeline(NamedTuple):
+    """A verdict as a function of query time: `verdict` until `flip1_ns`, and so on."""
+
+    verdict: str
+    flip1_ns: int | None = None
+    flip1_verdict: str | None = None
+    flip2_ns: int | None = None
+    flip2_verdict: str | None = None
+
+    @property
+    def unhealthy_from_ns(self) -> int | None:
+        """When this timeline first holds a failure verdict (-2**63: from the start; None:
+        never). Time only worsens a verdict, so it stays a failure from then on."""
+        if self.verdict in _FAILURES:
+            return -(2**63)
+        if self.flip1_verdict in _FAILURES:
+            return self.flip1_ns
+        if self.flip2_verdict in _FAILURES:
+            return self.flip2_ns
+        return None
+
+    def at(self, now_ns: int) -> str:
+        if self.flip2_ns is not None and self.flip2_ns <= now_ns:
+            return self.flip2_verdict  # type: ignore[return-value]
+        if self.flip1_ns is not None and self.flip1_ns <= now_ns:
+            return self.flip1_verdict  # type: ignore[return-value]
+        return self.verdict
+
+
+class HandoffState:
+    """Merged evidence of one handoff (or of a run-level wait, with handoff_id None)."""
+
+    __slots__ = (
+        "handoff_id",
+        "first_seen_ns",
+        "last_seen_ns",
+        "vals",
+        "keys",
+        "outcomes",
+        "wait_first_ns",
+        "dirty",
+        "ctx",
+        "timeline",
+        "wait_timeline",
+        "row_hash",
+        "row_seq",
+        "wait_hash",
+        "wait_row_seq",
+        "daily_key",
+        "edge_key",
+    )
+
+    def __init__(self, handoff_id: str | None) -> None:
+        self.handoff_id = handoff_id
+        self.first_seen_ns: int | None = None
+        self.last_seen_ns: int | None = None
+        self.vals: list = [None] * len(FIELDS)
+        self.keys: list = [None] * len(FIELDS)
+        self.outcomes: dict[str, tuple] | None = None
+        self.wait_first_ns: int | None = None
+        # Evaluation cache: the context the last verdict was judged in and its result,
+        # so a run touched again re-judges only the handoffs whose inputs changed.
+        self.dirty = True
+        self.ctx: tuple | None = None
+        self.timeline: Timeline | None = None
+        self.wait_timeline: Timeline | None = None
+        # What is persisted (a hash of the row and its row_seq), so the engine rewrites
+        # a row only when it changed and deletes the old one by its sequence number.
+        self.row_hash: int | None = None
+        self.row_seq: int | None = None
+        self.wait_hash: int | None = None
+        self.wait_row_seq: int | None = None
+        self.daily_key: tuple | None = None
+        self.edge_key: tuple | None = None
+
+    def get(self, field: str):
+        return self.vals[F[field]]
+
+    @property
+    def wait_open(self) -> bool:
+        return self.wait_first_ns is not None and self.vals[_WAIT_DECISION] is None
+
+    def evidence(self, run_id: str) -> HandoffEvidence:
+        v = self.vals
+        return HandoffEvidence(
+            run_id=run_id,
+            handoff_id=self.handoff_id or "",
+            from_agent=v[_FROM],
+            to_agent=v[_TO],
+            first_seen_ns=self.first_seen_ns,
+            requested=v[_TO] is not None,
+            route_declared=v[F["route_declared"]],
+            route_goto=v[F["route_goto"]],
+            control_before=v[F["control_before"]],
+            control_after=v[_CONTROL_AFTER],
+            tool_call_id=v[F["tool_call_id"]],
+            tool_call_closed=v[F["tool_call_closed"]],
+            required_keys=v[F["required_keys"]] or (),
+            missing_keys=v[F["missing_keys"]] or (),
+            destination_started=v[_STARTED],
+            rejection_reason=v[F["rejection_reason"]],
+            outcome_result=outcome_summary(self.outcomes)[0],
+            wait_seen=self.wait_first_ns is not None,
+            wait_owner=v[F["wait_owner"]],
+            wait_reason=v[F["wait_reason"]],
+            wait_deadline_ns=v[F["wait_deadline_ns"]],
+            wait_resume_token_id=v[F["wait_resume_token_id"]],
+            wait_state_persisted=v[F["wait_state_persisted"]],
+            wait_decision=v[_WAIT_DECISION],
+        )
+
+
+_FROM, _TO, _CONTROL_AFTER, _STARTED = (
+    F["from_agent"],
+    F["to_agent"],
+    F["control_after"],
+    F["destination_started"],
+)
+_TURN, _FP, _SV, _CLAIMS = (
+    F["turn"],
+    F["fingerprint"],
+    F["state_version"],
+    F["destination_claims_done"],
+)
+_WAIT_DECISION = F["wait_decision"]
+
+
+class RunState:
+    """Everything merged for one run: run facts, run-level outcomes and wait, handoffs."""
+
+    __slots__ = (
+        "run_id",
+        "key",
+        "service",
+        "first_seen_ns",
+        "last_seen_ns",
+        "min_received_ns",
+        "max_received_ns",
+        "vals",
+        "outcomes",
+        "wait",
+        "handoffs",
+        "row_hash",
+        "row_seq",
+    )
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.key = run_key(run_id)
+        self.service: tuple | None = None
+        self.first_seen_ns: int | None = None
+        self.last_seen_ns: int | None = None
+        self.min_received_ns: int | None = None
+        self.max_received_ns: int | None = None
+        self.vals: dict = {}
+        self.outcomes: dict[str, tuple] | None = None
+        self.wait: HandoffState | None = None
+        self.handoffs: dict[str, HandoffState] = {}
+        self.row_hash: int | None = None
+        self.row_seq: int | None = None
+
+    def get(self, field: str):
+        v = self.vals.get(field)
+        return v[-1] if isinstance(v, tuple) else v
+
+    @property
+    def size(self) -> int:
+        """Weight for the memory bound: one per handoff plus the run itself."""
+        return 1 + len(self.handoffs)
+
+
+def _merge_run(vals: dict, field: str, rule: int, value, start: int, end: int) -> None:
+    old = vals.get(field)
+    if rule in (LAST, STATUS):
+        # Between run spans ending at the same instant, a terminal status beats `started`.
+        cand = (end, start, rule == STATUS and value in TERMINAL_STATUSES, value)
+        if old is None or cand > old:
+            vals[field] = cand
+    elif rule == MIN:
+        vals[field] = value if old is None else min(old, value)
+    else:
+        vals[field] = value if old is None else max(old, value)
+
+
+def _lo(a: int | None, b: int) -> int:
+    return b if a is None or b < a else a
+
+
+def _hi(a: int | None, b: int) -> int:
+    return b if a is None or b > a else a
+
+
+@dataclass
+class SpanColumns:
+    """A batch of spans as Python lists, one per spans-table column the engine reads."""
+
+    n: int
+    run_id: list
+    handoff_id: list
+    name: list
+    service: list
+    start_ns: list
+    end_ns: list
+    received_ns: list
+    attrs: dict[str, tuple[list[int], list]]
+    """attribute name -> (row indices, values) of the rows that carry it (sparse: most
+    attributes are on few spans, so merging visits only those)."""
+
+    @classmethod
+    def from_arrow(cls, table) -> SpanColumns:
+        names = set(table.column_names)
+
+        def col(name: str) -> list:
+            if name not in names:
+                return [None] * table.num_rows
+            return table.column(name).to_pylist()
+
+        attrs = {}
+        for attr in (
+            *HANDOFF_ATTRIBUTES,
+            *WAIT_ATTRIBUTES,
+            *RUN_ATTRIBUTES,
+            sc.OUTCOME_RESULT,
+            sc.OUTCOME_VERIFIER,
+        ):
+            c = column(attr)
+            if c not in names:
+                continue
+            arr = table.column(c)
+            if arr.null_count == len(arr):
+                continue
+            if arr.null_count:
+                idx = pc.indices_nonzero(pc.is_valid(arr))
+                values = arr.take(idx).to_pylist()
+                rows = idx.to_pylist()
+            else:
+                values = arr.to_pylist()
+                rows = list(range(len(values)))
+            if attr in INTERNED:
+                values = [sys.intern(v) for v in values]
+            attrs[attr] = (rows, values)
+        return cls(
+            n=table.num_rows,
+            run_id=col(column(sc.RUN_ID)),
+            handoff_id=col(column(sc.HANDOFF_ID)),
+            name=col("name"),
+            service=[v if v is None else sys.intern(v) for v in col("service")],
+            start_ns=col("start_ns"),
+            end_ns=col("end_ns"),
+            received_ns=col("received_ns"),
+            attrs=attrs,
+        )
+
+
+def merge_spans(runs: dict[str, RunState], spans: SpanColumns) -> set[str]:
+    """Merge a batch into `runs` (which must already hold every run of the batch).
+
+    Returns the ids of the runs touched. Spans without a run id cannot be attributed
+    and are skipped (the allowlist keeps them out in the first place).
+    """
+    n = spans.n
+    targets: list[HandoffState | None] = [None] * n
+    owners: list[RunState | None] = [None] * n
+    span_keys: list = [None] * n
+    last_keys: list = [None] * n
+    touched: set[str] = set()
+    starts, ends = spans.start_ns, spans.end_ns
+    for i in range(n):
+        rid = spans.run_id[i]
+        if not rid:
+            continue
+        run = runs[rid]
+        owners[i] = run
+        touched.add(rid)
+        start = starts[i] or 0
+        end = ends[i] or start
+        span_keys[i] = (start, end)
+        last_keys[i] = (end, start)
+        svc = spans.service[i]
+        if svc is not None:
+            cand = (start, end, svc)
+            if run.service is None or cand < run.service:
+                run.service = cand
+        run.first_seen_ns = _lo(run.first_seen_ns, start)
+        run.last_seen_ns = _hi(run.last_seen_ns, end)
+        rec = spans.received_ns[i]
+        if rec is not None:
+            run.min_received_ns = _lo(run.min_received_ns, rec)
+            run.max_received_ns = _hi(run.max_received_ns, rec)
+        hid = spans.handoff_id[i]
+        if hid:
+            h = run.handoffs.get(hid)
+            if h is None:
+                h = run.handoffs[hid] = HandoffState(hid)
+            if h.first_seen_ns is None or start < h.first_seen_ns:
+                h.first_seen_ns, h.dirty = start, True
+            if h.last_seen_ns is None or end > h.last_seen_ns:
+                h.last_seen_ns, h.dirty = end, True
+            targets[i] = h
+        if spans.name[i] == sc.SPAN_WAIT:
+            _wait_target(run, targets[i], start)
+
+    attrs = spans.attrs
+    for attr, (field, rule) in HANDOFF_ATTRIBUTES.items():
+        if attr not in attrs:
+            continue
+        j = F[field]
+        for i, v in zip(*attrs[attr], strict=True):
+            h = targets[i]
+            if h is None:
+                continue
+            if h.vals[j] is None:  # the common case: first evidence of this fact
+                h.vals[j] = tuple(sorted(set(v))) if rule == UNION else v
+                h.keys[j] = span_keys[i] if rule == FIRST else last_keys[i]
+                h.dirty = True
+            elif _merge(h.vals, h.keys, j, rule, v, span_keys[i], last_keys[i]):
+                h.dirty = True
+    for attr, (field, rule) in WAIT_ATTRIBUTES.items():
+        if attr not in attrs:
+            continue
+        j = F[field]
+        for i, v in zip(*attrs[attr], strict=True):
+            owner = owners[i]
+            if owner is not None:
+                w = _wait_target(owner, targets[i], span_keys[i][0])
+                if _merge(w.vals, w.keys, j, rule, v, span_keys[i], last_keys[i]):
+                    w.dirty = True
+    for attr, (field, rule) in RUN_ATTRIBUTES.items():
+        if attr not in attrs:
+            continue
+        for i, v in zip(*attrs[attr], strict=True):
+            owner = owners[i]
+            if owner is not None:
+                _merge_run(owner.vals, field, rule, v, *span_keys[i])
+    if sc.OUTCOME_RESULT in attrs:
+        verifiers: list = [None] * n
+        for i, v in zip(*attrs.get(sc.OUTCOME_VERIFIER, ((), ())), strict=True):
+            verifiers[i] = v
+        for i, res in zip(*attrs[sc.OUTCOME_RESULT], strict=True):
+            owner = owners[i]
+            if owner is None:
+                continue
+            start, end = span_keys[i]
+            cand = (end, start, res)
+            name = verifiers[i] or ""
+            for holder in (owner, targets[i]):
+                if holder is None:
+                    continue
+                if holder.outcomes is None:
+                    holder.outcomes = {}
+                old = holder.outcomes.get(name)
+                if old is None or cand > old:
+                    holder.outcomes[name] = cand
+                    if holder is not owner:
+                        holder.dirty = True  # type: ignore[union-attr]
+    return touched
+
+
+def _wait_target(run: RunState, h: HandoffState | None, start: int) -> HandoffState:
+    if h is None:
+        if run.wait is None:
+            run.wait = HandoffState(None)
+        h = run.wait
+    if h.wait_first_ns is None or start < h.wait_first_ns:
+        h.wait_first_ns, h.dirty = start, True
+    return h
+
+
+# --- verdict timelines --------------------------------------------------------------------
+
+
+def _steps(base: str, changes: Sequence[tuple[int, str]]) -> Timeline:
+    if len(changes) > 2:  # impossible by the monotonicity argument in the docstring
+        raise AssertionError(f"more than two verdict flips: {changes}")
+    flat: list = []
+    for t, v in changes:
+        flat += [t, v]
+    return Timeline(base, *flat)
+
+
+def thresholds(ev: HandoffEvidence, grace_ns: int) -> list[int]:
+    """The instants at which `classify` may change its mind about `ev`."""
+    ts = set()
+    if ev.destination_started is None and ev.first_seen_ns is not None:
+        ts.add(ev.first_seen_ns + grace_ns + 1)  # classify: now - first_seen > grace
+    if ev.wait_seen and ev.wait_deadline_ns is not None and ev.wait_decision is None:
+        ts.add(ev.wait_deadline_ns)  # classify_wait: deadline <= now
+    return sorted(ts)
+
+
+def handoff_timeline(ev: HandoffEvidence, grace_seconds: float) -> Timeline:
+    grace_ns = int(grace_seconds * 1e9)  # the same rounding as classify
+    ts = thresholds(ev, grace_ns)
+    before = (ts[0] - 1) if ts else (ev.first_seen_ns or 0)
+    base = classify(ev, now_ns=before, grace_seconds=grace_seconds).verdict
+    if not ts:
+        return Timeline(base)
+    changes: list[tuple[int, str]] = []
+    cur = base
+    for t in ts:
+        v = classify(ev, now_ns=t, grace_seconds=grace_seconds).verdict
+        if v != cur:
+            changes.append((t, v))
+            cur = v
+    return _steps(base, changes)
+
+
+def wait_timeline(ev: HandoffEvidence) -> Timeline | None:
+    """Timeline of a wait's own verdict (approvals view); None once it is decided."""
+    if ev.wait_deadline_ns is not None and ev.wait_decision is None:
+        before = classify_wait(ev, now_ns=ev.wait_deadline_ns - 1)
+        after = classify_wait(ev, now_ns=ev.wait_deadline_ns)
+        if before is None or after is None:
+            return None
+        if before.verdict == after.verdict:
+            return Timeline(before.verdict)
+        return Timeline(before.verdict, ev.wait_deadline_ns, after.verdict)
+    c = classify_wait(ev, now_ns=0)
+    return None if c is None else Timeline(c.verdict)
+
+
+def wait_missing(ev: HandoffEvidence) -> list[str]:
+    """Names of the five wait facts that are absent (the approvals view lists them)."""
+    return [
+        name
+        for name, present in (
+            ("owner", bool(ev.wait_owner)),
+            ("reason", bool(ev.wait_reason)),
+            ("deadline", ev.wait_deadline_ns is not None),
+            ("resume_token_id", bool(ev.wait_resume_token_id)),
+            ("state_persisted", ev.wait_state_persisted is True),
+        )
+        if not present
+    ]
+
+
+def worst_timeline(statics: Iterable[str], timelines: Sequence[Timeline]) -> Timeline:
+    """The worst of several timelines (a run over its handoffs), as a timeline."""
+    statics = list(statics)
+    base = worst([*statics, *(tl.verdict for tl in timelines)])
+    times = sorted(
+        {
+            t
+            for tl in timelines
+            if tl.flip1_ns is not None
+            for t in (tl.flip1_ns, tl.flip2_ns)
+            if t is not None
+        }
+    )
+    if not times:
+        return Timeline(base)
+    changes: list[tuple[int, str]] = []
+    cur = base
+    for t in times:
+        v = worst([*statics, *(tl.at(t) for tl in timelines)])
+        if v != cur:
+            changes.append((t, v))
+            cur = v
+    return _steps(base, changes)
+
+
+# --- evaluating a run ---------------------------------------------------------------------
+
+
+def handoff_order(hs: Iterable[HandoffState]) -> list[HandoffState]:
+    """Handoffs in run order: by `handoff.turn`, then first-seen time (then id, for ties).
+
+    When some handoffs lack a turn the turns cannot be compared with the others, so
+    first-seen time alone orders the run.
+    """
+    hs = list(hs)
+    if all(h.vals[_TURN] is not None for h in hs):
+        return sorted(hs, key=lambda h: (h.vals[_TURN], h.first_seen_ns or 0, h.handoff_id))
+    return sorted(hs, key=lambda h: (h.first_seen_ns or 0, h.handoff_id))
+
+
+@dataclass
+class HandoffView:
+    state: HandoffState
+    seq: int
+    evidence: HandoffEvidence | None
+    """The evidence judged, or None when nothing changed since the last evaluation."""
+
+
+@dataclass
+class RunView:
+    """What a run looks like after evaluation: facts for its row, views of its handoffs."""
+
+    service: str | None
+    handoffs: list[HandoffView]
+    run_wait: HandoffEvidence | None
+    """The run-level wait's evidence when it changed (its timeline is on `run.wait`)."""
+    timeline: Timeline
+    status: str | None
+    final_agent: str | None
+    ended_ns: int | None
+    started_ns: int | None
+    turns: int | None
+    current_agent: str | None
+    path: list[str]
+    loop: bool
+    loop_cycle: list[str]
+    loop_repeats: int
+    false_complete: bool
+    failed: bool
+    outcome_result: str | None
+    verifier: str | None
+    pending_approvals: int
+    last_handoff_ns: int | None
+
+
+def _judge(
+    h: HandoffState, run_id: str, ctx: tuple, grace_seconds: float
+) -> HandoffEvidence | None:
+    """(Re)judge a handoff in its run context; None when the cached verdict still holds."""
+    if not h.dirty and ctx == h.ctx:
+        return None
+    ev = h.evidence(run_id)
+    _seq, ev.loop, claims_done, outcome, _service, ev.run_stopped = ctx
+    if claims_done:
+        ev.claims_done, ev.outcome_result = True, outcome
+    h.timeline = handoff_timeline(ev, grace_seconds)
+    h.wait_timeline = wait_timeline(ev) if ev.wait_seen else None
+    h.ctx, h.dirty = ctx, False
+    return ev
+
+
+def evaluate_run(run: RunState, grace_seconds: float) -> RunView:
+    """Run-level facts and every handoff's verdict timeline, from merged evidence."""
+    service = run.service[-1] if run.service else None
+    ordered = handoff_order(run.handoffs.values())
+    report = find_loops(
+        [
+            HandoffStep(h.handoff_id or "", h.vals[_FROM], h.vals[_TO], h.vals[_FP], h.vals[_SV])
+            for h in ordered
+        ]
+    )
+    status_v = run.vals.get("status")
+    status = status_v[-1] if status_v else None
+    completed = status == sc.RUN_STATUS_COMPLETED
+    stopped = status == sc.RUN_STATUS_MAX_TURNS
+    terminal = status in TERMINAL_STATUSES
+    run_result, run_verifier = outcome_summary(run.outcomes)
+
+    views: list[HandoffView] = []
+    dest_false_claim = False
+    last = len(ordered) - 1
+    path: list[str] = []
+    holder = None
+    pending = 0
+    for seq, h in enumerate(ordered):
+        v = h.vals
+        own = outcome_summary(h.outcomes)[0] if h.outcomes else None
+        if completed and seq == last:
+            # The run's completion claim lands on its last handoff, judged by the
+            # run's verifiers (outcomes without handoff.id belong to the run).
+            ctx = (seq + 1, h.handoff_id in report.looping_ids, True, run_result, service, stopped)
+        elif v[_CLAIMS] and h.wait_open:
+            ctx = (seq + 1, h.handoff_id in report.looping_ids, True, own, service, stopped)
+            dest_false_claim = dest_false_claim or own != sc.OUTCOME_PASS
+        else:
+            ctx = (seq + 1, h.handoff_id in report.looping_ids, False, own, service, stopped)
+        views.append(HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds)))
+        frm, to = v[_FROM], v[_TO]
+        if frm and (not path or path[-1] != frm):
+            path.append(frm)
+        if to:
+            path.append(to)
+        if v[_CONTROL_AFTER]:
+            holder = v[_CONTROL_AFTER]
+        elif v[_STARTED] and to:
+            holder = to
+        pending += h.wait_timeline is not None
+
+    run_wait = None
+    if run.wait is not None:
+        w = run.wait
+        if w.dirty:
+            run_wait = w.evidence(run.run_id)
+            w.timeline = w.wait_timeline = wait_timeline(run_wait)
+            w.dirty = False
+        pending += w.wait_timeline is not None
+
+    false_complete = (completed and run_result != sc.OUTCOME_PASS) or dest_false_claim
+    statics = []
+    if report.looping_ids:
+        statics.append(sc.LOOP)
+    if false_complete:
+        statics.append(sc.FALSE_COMPLETE)
+    timelines = [h.timeline for h in ordered]
+    if run.wait is not None and run.wait.wait_timeline is not None:
+        timelines.append(run.wait.wait_timeline)
+    timeline = worst_timeline(statics, timelines)  # type: ignore[arg-type]
+
+    if holder is None and ordered:
+        holder = ordered[0].vals[_FROM]
+    final_agent = run.get("final_agent")
+    if terminal and final_agent:
+        holder = final_agent
+    turns = run.get("turns")
+    if turns is None and ordered:
+        turns = len(ordered)
+    return RunView(
+        service=service,
+        handoffs=views,
+        run_wait=run_wait,
+        timeline=timeline,
+        status=status,
+        final_agent=final_agent,
+        ended_ns=status_v[0] if terminal and status_v else None,
+        started_ns=run.get("started") or run.first_seen_ns,
+        turns=turns,
+        current_agent=holder,
+        path=path,
+        loop=bool(report.looping_ids),
+        loop_cycle=list(report.cycle),
+        loop_repeats=report.repeats,
+        false_complete=false_complete,
+        failed=status in FAILED_STATUSES,
+        outcome_result=run_result,
+        verifier=run_verifier,
+        pending_approvals=pending,
+        last_handoff_ns=max((h.first_seen_ns or 0 for h in ordered), default=None),
+    )

@@ -1,0 +1,155 @@
+"""The collector's own counters, served at GET /metrics in Prometheus text format 0.0.4.
+
+Names (docs/api.md):
+
+| metric | type | meaning |
+|---|---|---|
+| `handoffscope_spans_received_total` | counter | spans in exports that decoded (refused ones included) |
+| `handoffscope_spans_stored_total` | counter | spans committed to the DuckDB file for the first time |
+| `handoffscope_spans_rejected_total` | counter | spans refused through partial_success (not evidence, no run id, malformed) |
+| `handoffscope_spans_duplicate_total` | counter | spans already stored (a retried export), not stored again |
+| `handoffscope_attributes_dropped_total{service,attribute}` | counter | attribute values the allowlist removed, by attribute NAME |
+| `handoffscope_export_requests_total{transport,result}` | counter | exports answered, by `http`/`grpc` and outcome |
+| `handoffscope_commits_total` | counter | group commits (each may carry several exports) |
+| `handoffscope_commit_failures_total` | counter | exports whose commit failed (answered 503 / UNAVAILABLE) |
+| `handoffscope_queue_depth` | gauge | exports waiting for the writer |
+| `handoffscope_spans_in_store` | gauge | rows in the spans table |
+| `handoffscope_engine_<name>_total` | counter | the health engine's own counters (`HealthEngine.stats`) |
+| `process_resident_memory_bytes` | gauge | the collector's RSS |
+
+Rejected, duplicate, stored and dropped are counted when an export's commit succeeds, so an
+export answered 429 and retried is not counted twice. The counters start at zero with the
+process, as Prometheus counters do; the `drops` table keeps the all-time totals.
+
+No client library: the format is a few lines of text, and the collector should not pull in
+a dependency (and its global registry) to print them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
+
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+HTTP = "http"
+GRPC = "grpc"
+
+# export outcomes (label `result`)
+OK = "ok"
+PARTIAL = "partial"
+BAD_REQUEST = "bad_request"
+TOO_LARGE = "too_large"
+UNSUPPORTED = "unsupported_media_type"
+UNAUTHORIZED = "unauthorized"
+OVERLOADED = "overloaded"
+UNAVAILABLE = "unavailable"
+
+_COUNTERS = {
+    "spans_received": "Spans in exports that decoded, refused ones included.",
+    "spans_stored": "Spans committed to the DuckDB file for the first time.",
+    "spans_rejected": "Spans refused through OTLP partial_success.",
+    "spans_duplicate": "Spans already stored (a retried export), not stored again.",
+    "commits": "Group commits (each may carry several exports).",
+    "commit_failures": "Exports whose commit failed (answered 503 / UNAVAILABLE).",
+}
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _resident_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE_SIZE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counters: Counter = Counter()
+        self._drops: Counter = Counter()
+        self._requests: Counter = Counter()
+        self.queue_depth: Callable[[], int] = lambda: 0
+        self.spans_in_store: Callable[[], int] = lambda: 0
+        self.engine_stats: Callable[[], Mapping[str, int]] = dict
+        """The health engine's own counters, rendered as handoffscope_engine_<name>_total."""
+
+    def inc(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counters[name] += n
+
+    def export_answered(self, transport: str, result: str) -> None:
+        with self._lock:
+            self._requests[(transport, result)] += 1
+
+    def add_committed(
+        self,
+        *,
+        stored: int,
+        duplicates: int,
+        rejected: int,
+        drops: Mapping[tuple[str, str], int],
+    ) -> None:
+        with self._lock:
+            self._counters["commits"] += 1
+            self._counters["spans_stored"] += stored
+            self._counters["spans_duplicate"] += duplicates
+            self._counters["spans_rejected"] += rejected
+            self._drops.update(drops)
+
+    def value(self, name: str) -> int:
+        with self._lock:
+            return self._counters[name]
+
+    def render(self) -> str:
+        with self._lock:
+            counters = dict(self._counters)
+            drops = sorted(self._drops.items())
+            requests = sorted(self._requests.items())
+        out: list[str] = []
+        for name, help_ in _COUNTERS.items():
+            full = f"handoffscope_{name}_total"
+            out += [
+                f"# HELP {full} {help_}",
+                f"# TYPE {full} counter",
+                f"{full} {counters.get(name, 0)}",
+            ]
+        full = "handoffscope_attributes_dropped_total"
+        out += [
+            f"# HELP {full} Attribute values the allowlist removed, by service and attribute name.",
+            f"# TYPE {full} counter",
+        ]
+        out += [
+            f'{full}{{service="{_escape(s)}",attribute="{_escape(a)}"}} {n}' for (s, a), n in drops
+        ]
+        full = "handoffscope_export_requests_total"
+        out += [
+            f"# HELP {full} Exports answered, by transport and outcome.",
+            f"# TYPE {full} counter",
+        ]
+        out += [f'{full}{{transport="{t}",result="{r}"}} {n}' for (t, r), n in requests]
+        out += [
+            "# HELP handoffscope_queue_depth Exports waiting for the writer.",
+            "# TYPE handoffscope_queue_depth gauge",
+            f"handoffscope_queue_depth {self.queue_depth()}",
+            "# HELP handoffscope_spans_in_store Rows in the spans table.",
+            "# TYPE handoffscope_spans_in_store gauge",
+            f"handoffscope_spans_in_store {self.spans_in_store()}",
+        ]
+        for name, value in sorted(self.engine_stats().items()):
+            full = f"handoffscope_engine_{name}_total"
+            out += [f"# TYPE {full} counter", f"{full} {value}"]
+        rss = _resident_bytes()
+        if rss is not None:
+            out += [
+                "# HELP process_resident_memory_bytes Resident memory size in bytes.",
+                "# TYPE process_resident_memory_bytes gauge",
+                f"process_resident_memory_bytes {rss}",
+            ]
+        return "\n".join(out) + "\n"

@@ -1,0 +1,1 @@
+"""Processors between receiver and store: `allowlist` (the only one, by design)."""

@@ -1,0 +1,280 @@
+"""The allowlist processor: only the handoff contract reaches storage.
+
+For each span of an export it keeps
+- the span's identity: trace id, span id, name, start and end time;
+- the resource's `service.name`;
+- every attribute of `semconv.ATTRIBUTES` whose value passes `semconv.check_value`
+  (type, length, code pattern, closed vocabulary) — the same check the shim applies.
+
+Everything else is dropped before it is stored and counted per (service, attribute
+NAME): other resource attributes, unknown span attributes (`gen_ai.prompt`,
+`input.value`, `llm.input_messages.0.message.content`, ...), contract attributes whose
+value has the wrong type or size, and span-event attributes. The counts go to
+`/metrics` and the `drops` table; the values go nowhere. There is no switch that keeps
+content.
+
+A span is refused whole — reported through OTLP `partial_success`, the rest of the export
+kept — when its name is not one of `semconv.SPAN_NAMES` (another instrumentation's span
+is not evidence and may well be all content), when it has no valid `handoff.run_id`
+(evidence that belongs to no run cannot be judged), or when its ids or timestamps are
+malformed. Attributes of spans refused for their name are not looked at, so not counted.
+
+Output is column lists, one per `spans` column, ready for one Arrow table per export:
+building rows as dicts and converting later would cost a second pass.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from handoffscope.collector.receiver.decode import READERS
+from handoffscope.collector.store.duckdb_store import ATTRIBUTE_COLUMNS, SPAN_SCHEMA
+from handoffscope.instrumentation import semconv as sc
+
+UNKNOWN_SERVICE = "unknown_service"
+"""What OTel SDKs call a service without `service.name`; used for the same case here."""
+UNREADABLE_NAME = "(unreadable name)"
+"""Drop label for an attribute name that is not a plain identifier (could be free text)."""
+OTHER_NAMES = "(other)"
+"""Drop label once MAX_DROP_KEYS distinct (service, name) pairs have been seen."""
+MAX_DROP_KEYS = 1000
+"""Distinct (service, attribute) drop counters kept, so a sender inventing names cannot
+grow /metrics or the drops table without bound (openinference bounds its maps likewise)."""
+
+_SERVICE_SPEC = sc.AttributeSpec(sc.SERVICE_NAME, sc.STR, max_len=sc.MAX_NAME_LEN)
+_SPAN_NAMES = frozenset(sc.SPAN_NAMES)
+_MAX_I64 = 2**63 - 1
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+_RUN_ID_COLUMN = ATTRIBUTE_COLUMNS[sc.RUN_ID]
+_DATA_COLUMNS = [f.name for f in SPAN_SCHEMA if f.name != "received_ns"]
+"""Columns the allowlist fills; the writer adds received_ns when the batch is queued."""
+
+
+def compile_check(spec: sc.AttributeSpec) -> Callable[[object], object]:
+    """`f(any_value)` == `check_value(spec, read_as(spec.type, any_value))`, faster.
+
+    This is the hot loop of ingest (≈8 values per span): one call per value instead of a
+    reader plus `check_value`'s dispatch on the type, with the bounds bound as locals. A
+    property test (tests/collector/test_allowlist.py) holds it equal to `check_value`
+    for every spec and every kind of value, so the contract keeps one definition.
+    """
+    read = READERS[spec.type]
+    if spec.type == sc.STR:
+        max_len = spec.max_len
+        if spec.values is not None:
+            values = frozenset(spec.values)
+            if all(sc.check_value(spec, v) == v for v in values):  # else: generic below
+
+                def check_vocabulary(value):
+                    text = value.string_value
+                    return text if text in values else None
+
+                return check_vocabulary
+        elif spec.code:
+            match = sc.CODE_PATTERN.match
+
+            def check_code(value):
+                text = value.string_value
+                return text if text and len(text) <= max_len and match(text) else None
+
+            return check_code
+        else:
+
+            def check_text(value):
+                text = value.string_value
+                return text if text and len(text) <= max_len else None
+
+            return check_text
+    if spec.type == sc.INT:
+
+        def check_int(value):
+            number = value.int_value
+            if number == 0 and value.WhichOneof("value") != "int_value":
+                return None
+            return number
+
+        return check_int
+    if spec.type == sc.BOOL:
+
+        def check_bool(value):
+            if value.bool_value:
+                return True
+            return False if value.WhichOneof("value") == "bool_value" else None
+
+        return check_bool
+
+    def check_generic(value):
+        return sc.check_value(spec, read(value))
+
+    return check_generic
+
+
+# attribute name -> (column, compiled check), looked up once per value.
+_PLAN = {
+    name: (ATTRIBUTE_COLUMNS[name], compile_check(spec)) for name, spec in sc.ATTRIBUTES.items()
+}
+
+# why a span is refused -> sentence for partial_success.error_message
+_REFUSED_NAME = "name not in the handoff contract"
+_REFUSED_RUN_ID = f"no valid {sc.RUN_ID}"
+_REFUSED_IDS = "malformed trace_id/span_id (need 16 and 8 bytes, not all zero)"
+_REFUSED_TIME = "start/end time missing or beyond int64 nanoseconds"
+
+
+@dataclass
+class SpanBatch:
+    """What one export left after the allowlist: columns ready for the writer."""
+
+    columns: dict[str, list]
+    """SPAN_SCHEMA column -> values, one per kept span (received_ns excluded)."""
+    count: int
+    """Spans kept."""
+    received: int
+    """Spans in the export."""
+    rejected: int = 0
+    error_message: str = ""
+    """For partial_success; empty when nothing was refused."""
+    drops: Counter = field(default_factory=Counter)
+    """(service, attribute name) -> values dropped."""
+
+
+class Allowlist:
+    """Turns decoded exports into `SpanBatch`es. One per collector (it bounds drop labels)."""
+
+    def __init__(self, max_drop_keys: int = MAX_DROP_KEYS) -> None:
+        self._max_drop_keys = max_drop_keys
+        self._drop_keys: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def _drop_key(self, service: str, name: str) -> tuple[str, str]:
+        if not sc.CODE_PATTERN.match(name):
+            name = UNREADABLE_NAME
+        key = (service, name)
+        if key in self._drop_keys:
+            return key
+        with self._lock:
+            if len(self._drop_keys) >= self._max_drop_keys:
+                return (service, OTHER_NAMES)
+            self._drop_keys.add(key)
+        return key
+
+    def process(self, request: ExportTraceServiceRequest) -> SpanBatch:
+        total = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+        columns: dict[str, list] = {c: [None] * total for c in _DATA_COLUMNS}
+        c_trace = columns["trace_id"]
+        c_span = columns["span_id"]
+        c_name = columns["name"]
+        c_service = columns["service"]
+        c_start = columns["start_ns"]
+        c_end = columns["end_ns"]
+        c_run_id = columns[_RUN_ID_COLUMN]
+        attribute_columns = [columns[c] for c in ATTRIBUTE_COLUMNS.values()]
+        # name -> (this batch's column list, compiled check): one dict lookup per value
+        plan_get = {name: (columns[column], check) for name, (column, check) in _PLAN.items()}.get
+        raw_drops: Counter = Counter()  # (service, raw name); folded through _drop_key below
+        refused: Counter = Counter()
+        refused_names: list[str] = []
+        kept = 0
+
+        for rs in request.resource_spans:
+            service = _service_of(rs.resource.attributes)
+            for kv in rs.resource.attributes:
+                if kv.key != sc.SERVICE_NAME or service == UNKNOWN_SERVICE:
+                    raw_drops[(service, kv.key)] += 1
+            for ss in rs.scope_spans:
+                for kv in ss.scope.attributes:
+                    raw_drops[(service, kv.key)] += 1
+                for span in ss.spans:
+                    name = span.name
+                    if name not in _SPAN_NAMES:
+                        refused[_REFUSED_NAME] += 1
+                        if len(refused_names) < 3:
+                            refused_names.append(name[:64])
+                        continue
+                    trace_id = span.trace_id
+                    span_id = span.span_id
+                    if (
+                        len(trace_id) != 16
+                        or len(span_id) != 8
+                        or trace_id == _ZERO_TRACE
+                        or span_id == _ZERO_SPAN
+                    ):
+                        refused[_REFUSED_IDS] += 1
+                        continue
+                    start = span.start_time_unix_nano
+                    end = span.end_time_unix_nano
+                    if not (0 < start <= _MAX_I64 and 0 < end <= _MAX_I64):
+                        refused[_REFUSED_TIME] += 1
+                        continue
+                    # Values go straight into row `kept`; a refused span's row is
+                    # cleared below and reused (refusals are rare, so this is cheaper
+                    # than collecting each span's values first).
+                    for kv in span.attributes:
+                        key = kv.key
+                        entry = plan_get(key)
+                        if entry is None:
+                            raw_drops[(service, key)] += 1
+                            continue
+                        column, check = entry
+                        value = check(kv.value)
+                        if value is None:
+                            raw_drops[(service, key)] += 1
+                        else:
+                            column[kept] = value
+                    if span.events:
+                        for event in span.events:
+                            for kv in event.attributes:
+                                raw_drops[(service, kv.key)] += 1
+                    if c_run_id[kept] is None:
+                        refused[_REFUSED_RUN_ID] += 1
+                        for column in attribute_columns:
+                            column[kept] = None
+                        continue
+                    c_trace[kept] = trace_id.hex()
+                    c_span[kept] = span_id.hex()
+                    c_name[kept] = name
+                    c_service[kept] = service
+                    c_start[kept] = start
+                    c_end[kept] = end
+                    kept += 1
+
+        if kept < total:
+            for values in columns.values():
+                del values[kept:]
+        drops: Counter = Counter()
+        for (service, name), n in raw_drops.items():
+            drops[self._drop_key(service, name)] += n
+        rejected = total - kept
+        return SpanBatch(
+            columns=columns,
+            count=kept,
+            received=total,
+            rejected=rejected,
+            error_message=_refusal_message(refused, refused_names, total) if rejected else "",
+            drops=drops,
+        )
+
+
+def _service_of(resource_attributes) -> str:
+    for kv in resource_attributes:
+        if kv.key == sc.SERVICE_NAME:
+            value = sc.check_value(_SERVICE_SPEC, kv.value.string_value)
+            if value is not None:
+                return value
+    return UNKNOWN_SERVICE
+
+
+def _refusal_message(refused: Counter, names: list[str], total: int) -> str:
+    parts = []
+    for reason, n in refused.most_common():
+        text = f"{n} with {reason}"
+        if reason == _REFUSED_NAME:
+            text += f" (got {', '.join(repr(x) for x in names)}; expected one of {', '.join(sc.SPAN_NAMES)})"
+        parts.append(text)
+    return f"refused {sum(refused.values())} of {total} spans: " + "; ".join(parts)

@@ -1,0 +1,133 @@
+"""OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
+
+The same semantics as OTLP/HTTP, in gRPC status codes:
+
+| situation | answer |
+|---|---|
+| committed | OK, `ExportTraceServiceResponse` with `partial_success` when spans were refused |
+| payload not decodable | INVALID_ARGUMENT |
+| missing / wrong `authorization: Bearer <token>` metadata (when HANDOFFSCOPE_TOKEN is set) | UNAUTHENTICATED |
+| message over `--max-body-bytes` | RESOURCE_EXHAUSTED (gRPC's own receive limit) |
+| writer queue full | RESOURCE_EXHAUSTED with `google.rpc.RetryInfo` (exporters retry) |
+| shutting down, or the commit failed | UNAVAILABLE with `google.rpc.RetryInfo` |
+
+The method is registered with raw-bytes (de)serializers and decoded here, so an
+undecodable payload gets INVALID_ARGUMENT with a clear message instead of gRPC's generic
+INTERNAL "Exception deserializing request". Compressed requests (gzip) are inflated by
+gRPC itself.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent import futures
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+from google.rpc.error_details_pb2 import RetryInfo
+
+from handoffscope.collector import metrics as m
+from handoffscope.collector.auth import bearer_ok
+from handoffscope.collector.receiver import decode
+from handoffscope.collector.receiver.export import (
+    COMMIT_TIMEOUT_S,
+    RETRY_AFTER_CLOSED_S,
+    ExportHandler,
+    retry_after_full,
+)
+from handoffscope.collector.writer import QueueFull, WriterClosed
+
+SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+WORKERS = 8
+"""Concurrent Export calls; each mostly waits for its commit."""
+_RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
+
+
+def _retry_info(seconds: int) -> tuple[tuple[str, bytes]]:
+    info = RetryInfo(retry_delay=Duration(seconds=seconds))
+    return ((_RETRY_INFO_KEY, info.SerializeToString()),)
+
+
+class OTLPGRPCReceiver:
+    def __init__(self, handler: ExportHandler, *, token: str) -> None:
+        self.handler = handler
+        self.metrics = handler.metrics
+        self.token = token
+
+    def _abort(self, context: grpc.ServicerContext, result: str, code, message: str, retry_s=None):
+        self.metrics.export_answered(m.GRPC, result)
+        if retry_s is not None:
+            context.set_trailing_metadata(_retry_info(retry_s))
+        context.abort(code, message)
+
+    def export(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        received_ns = time.time_ns()
+        if self.token:
+            metadata = dict(context.invocation_metadata())
+            if not bearer_ok(metadata.get("authorization"), self.token):
+                self._abort(
+                    context,
+                    m.UNAUTHORIZED,
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "missing or wrong bearer token (metadata authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
+                )
+        try:
+            export = decode.parse_protobuf(request)
+        except decode.DecodeError as exc:
+            self._abort(context, m.BAD_REQUEST, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        try:
+            batch, committed = self.handler.accept(export, received_ns)
+        except QueueFull as exc:
+            self._abort(
+                context,
+                m.OVERLOADED,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"collector busy: {exc}; retry later",
+                retry_after_full(),
+            )
+        except WriterClosed as exc:
+            self._abort(
+                context, m.UNAVAILABLE, grpc.StatusCode.UNAVAILABLE, str(exc), RETRY_AFTER_CLOSED_S
+            )
+        if committed is not None:
+            try:
+                committed.result(timeout=COMMIT_TIMEOUT_S)
+            except Exception as exc:
+                self._abort(
+                    context,
+                    m.UNAVAILABLE,
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"spans not stored: {str(exc) or 'commit timed out'}",
+                    RETRY_AFTER_CLOSED_S,
+                )
+        self.metrics.export_answered(m.GRPC, m.PARTIAL if batch.rejected else m.OK)
+        return self.handler.response(batch).SerializeToString()
+
+
+def start_grpc_server(
+    receiver: OTLPGRPCReceiver, host: str, port: int, *, max_message_bytes: int
+) -> tuple[grpc.Server, int]:
+    """Start the gRPC server; return it and the port it bound (useful with port 0)."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="handoffscope-grpc"),
+        options=[
+            ("grpc.max_receive_message_length", max_message_bytes),
+            # Without this, a second collector on the same port would share it silently.
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    handler = grpc.unary_unary_rpc_method_handler(
+        receiver.export, request_deserializer=None, response_serializer=None
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),)
+    )
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        bound = server.add_insecure_port(address)
+    except RuntimeError as exc:  # grpc raises here on recent versions, returns 0 on older
+        raise OSError(f"cannot bind OTLP/gRPC on {address}: {exc}") from None
+    if bound == 0:
+        raise OSError(f"cannot bind OTLP/gRPC on {address}")
+    server.start()
+    return server, bound

@@ -1,0 +1,241 @@
+"""One collector process: store, health engine, writer, both receivers, the HTTP app.
+
+`run(settings)` opens the DuckDB file (applying schema steps), installs and loads the
+health engine, starts the writer thread, the OTLP/gRPC server and the HTTP server
+(uvicorn + Starlette) that serves, on one port:
+
+- `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`);
+- `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored"}`, no auth;
+- `GET /metrics` — Prometheus text (`metrics.py`);
+- `/api/v1/*`, `/openapi.json`, `/docs` — the query API (`api.py`), reading through
+  `store.cursor()`.
+
+It prints one startup line once everything listens (ports, db path, auth on/off) and,
+on SIGTERM or Ctrl-C: stops accepting, lets in-flight exports finish (they wait for their
+commit), commits whatever is queued, checkpoints and closes the file, prints a closing
+line and exits 0. A second Ctrl-C skips waiting for HTTP clients, never the final commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import threading
+from dataclasses import dataclass
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from handoffscope.collector.api import api_routes
+from handoffscope.collector.auth import BearerAuth
+from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.metrics import Metrics
+from handoffscope.collector.processor.allowlist import Allowlist
+from handoffscope.collector.receiver import otlp_http
+from handoffscope.collector.receiver.export import COMMIT_TIMEOUT_S, ExportHandler
+from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
+from handoffscope.collector.settings import CollectorSettings
+from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
+from handoffscope.collector.writer import Writer
+from handoffscope.instrumentation import semconv as sc
+
+log = logging.getLogger("handoffscope.collector")
+
+GRPC_GRACE_S = COMMIT_TIMEOUT_S
+"""How long in-flight gRPC exports may take to finish at shutdown."""
+
+
+# --- the parts and the HTTP app --------------------------------------------------------
+
+
+@dataclass
+class Collector:
+    """The parts of one collector around a store and an engine (not started yet)."""
+
+    settings: CollectorSettings
+    store: DuckDBStore
+    engine: object
+    metrics: Metrics
+    writer: Writer
+    handler: ExportHandler
+    app: object
+    """The ASGI app: OTLP/HTTP receiver, /healthz, /metrics and the query API."""
+
+
+def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collector:
+    """Wire metrics, writer, receivers' handler and the HTTP app; start nothing."""
+    metrics = Metrics()
+    metrics.engine_stats = lambda: dict(getattr(engine, "stats", {}))
+    writer = Writer(
+        store,
+        engine,
+        metrics,
+        queue_batches=settings.queue_batches,
+        retention_days=settings.retention_days,
+    )
+    handler = ExportHandler(Allowlist(), writer, metrics)
+    receiver = otlp_http.OTLPHTTPReceiver(
+        handler, max_body_bytes=settings.max_body_bytes, token=settings.token
+    )
+
+    async def healthz(request: Request) -> Response:
+        ok = writer.alive
+        return JSONResponse(
+            {
+                "status": "ok" if ok else "writer stopped",
+                "schema_version": sc.SCHEMA_VERSION,
+                "store_version": store.store_version,
+                "spans_stored": writer.spans_stored,
+            },
+            status_code=200 if ok else 503,
+        )
+
+    async def metrics_text(request: Request) -> Response:
+        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    routes = [
+        Route(otlp_http.PATH, receiver.export, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/metrics", metrics_text, methods=["GET"]),
+        *api_routes(store, engine, settings),
+    ]
+    app = Starlette(routes=routes)
+    return Collector(
+        settings=settings,
+        store=store,
+        engine=engine,
+        metrics=metrics,
+        writer=writer,
+        handler=handler,
+        app=BearerAuth(app, settings.token) if settings.token else app,
+    )
+
+
+# --- the process ------------------------------------------------------------------------
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, minus its habit of re-raising the signal after a graceful shutdown.
+
+    uvicorn re-raises SIGTERM/SIGINT once it has stopped so the default handler ends the
+    process; we still have the queue to commit and the file to close, and want exit 0.
+    """
+
+    on_started = staticmethod(lambda: None)
+    on_stopping = staticmethod(lambda: None)
+
+    @contextlib.contextmanager
+    def capture_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    async def startup(self, sockets=None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self.on_started()
+
+    async def shutdown(self, sockets=None) -> None:
+        self.on_stopping()
+        await super().shutdown(sockets=sockets)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit this on Linux. Without it, Nagle + delayed ACK stall every
+    # small keep-alive answer (the dashboard's /api calls) by ~40 ms.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def run(settings: CollectorSettings) -> int:
+    """Run the collector until SIGTERM / Ctrl-C; return the process exit code."""
+    try:
+        store = DuckDBStore(settings.db, memory_limit=settings.memory_limit or None)
+    except StoreError as exc:
+        print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
+        return 2
+
+    engine = HealthEngine(
+        grace_seconds=settings.grace_seconds, retention_days=settings.retention_days
+    )
+    writer: Writer | None = None
+    grpc_server = None
+    http_sock = None
+    try:
+        engine.install(store.con)
+        engine.load(store.con)
+        parts = assemble(settings, store, engine)
+        writer = parts.writer
+        writer.start()
+        grpc_server, grpc_port = start_grpc_server(
+            OTLPGRPCReceiver(parts.handler, token=settings.token),
+            settings.host,
+            settings.grpc_port,
+            max_message_bytes=settings.max_body_bytes,
+        )
+        http_sock = _bind(settings.host, settings.http_port)
+        http_port = http_sock.getsockname()[1]
+        server = _Server(
+            uvicorn.Config(
+                parts.app,
+                lifespan="off",
+                log_level="warning" if settings.log_level == "info" else settings.log_level,
+                access_log=False,
+                server_header=False,
+                timeout_graceful_shutdown=int(COMMIT_TIMEOUT_S) + 5,
+            )
+        )
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        grpc_stopped: list[threading.Event] = []
+        server.on_started = lambda: _say(
+            f"handoffscope collector ready: http=http://{host}:{http_port} "
+            f"grpc={host}:{grpc_port} db={store.path.resolve()} "
+            f"auth={'on' if settings.auth else 'off'} spans={writer.spans_stored} "
+            f"(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
+            f"Ctrl-C or SIGTERM to stop)"
+        )
+        # Stop gRPC intake together with HTTP intake; in-flight calls get GRPC_GRACE_S.
+        server.on_stopping = lambda: grpc_stopped.append(grpc_server.stop(GRPC_GRACE_S))
+        asyncio.run(server.serve(sockets=[http_sock]))
+        for event in grpc_stopped:
+            event.wait()
+    except OSError as exc:
+        print(f"handoffscope collector: cannot listen: {exc}", file=sys.stderr, flush=True)
+        return 2
+    finally:
+        if grpc_server is not None:
+            grpc_server.stop(0)
+        if http_sock is not None:
+            http_sock.close()
+        if writer is not None:
+            writer.close()
+        stored = writer.spans_stored if writer is not None else 0
+        store.close()
+    _say(f"handoffscope collector stopped: {stored} spans in {store.path.resolve()}; file closed")
+    return 0

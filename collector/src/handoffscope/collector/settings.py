@@ -1,0 +1,281 @@
+"""Every setting of `handoffscope collector`, as data.
+
+Each setting has a name (the attribute on `CollectorSettings`), a command-line flag, an
+environment variable `HANDOFFSCOPE_<FLAG>`, a default and a line of help. The flag wins
+over the variable, the variable over the default. `docs/configuration.md` carries the table
+`render_markdown_table()` prints, and a test keeps the two equal — so adding a setting here
+is the whole job of documenting it (regenerate with `python -m handoffscope.collector.settings`).
+
+`HANDOFFSCOPE_TOKEN` has no flag on purpose: a secret on the command line is visible to
+every user of the machine through `ps`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+
+ENV_PREFIX = "HANDOFFSCOPE_"
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    """Attribute name on `CollectorSettings`."""
+    flag: str | None
+    """Command-line flag; None for environment-only settings (secrets)."""
+    type: Callable[[str], object]
+    default: object
+    help: str
+    metavar: str = "VALUE"
+    env: str = ""
+    """Environment variable; derived from the flag when empty."""
+
+    @property
+    def env_var(self) -> str:
+        if self.env:
+            return self.env
+        assert self.flag is not None
+        return ENV_PREFIX + self.flag.lstrip("-").upper().replace("-", "_")
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError(f"must be a TCP port 0-65535, got {value}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # also refuses NaN
+        raise ValueError(f"must be >= 0, got {text}")
+    return value
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ValueError(f"must be debug, info, warning or error, got {text!r}")
+    return level
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "db",
+        "--db",
+        str,
+        "./handoffscope.duckdb",
+        "DuckDB file the collector owns (created if absent).",
+        metavar="PATH",
+    ),
+    Setting(
+        "host",
+        "--host",
+        str,
+        "127.0.0.1",
+        "Address both receivers and the query API bind to.",
+        metavar="ADDRESS",
+    ),
+    Setting(
+        "http_port",
+        "--http-port",
+        _port,
+        4318,
+        "OTLP/HTTP receiver, query API, /healthz and /metrics (0 picks a free port).",
+        metavar="PORT",
+    ),
+    Setting(
+        "grpc_port",
+        "--grpc-port",
+        _port,
+        4317,
+        "OTLP/gRPC receiver (0 picks a free port).",
+        metavar="PORT",
+    ),
+    Setting(
+        "grace_seconds",
+        "--grace-seconds",
+        _non_negative_float,
+        30.0,
+        "How long a handoff may wait for admission before it counts as destination_not_started.",
+        metavar="SECONDS",
+    ),
+    Setting(
+        "retention_days",
+        "--retention-days",
+        _non_negative_float,
+        30.0,
+        "Delete spans that ended longer ago than this (checked at start and hourly; 0 keeps everything).",
+        metavar="DAYS",
+    ),
+    Setting(
+        "max_body_bytes",
+        "--max-body-bytes",
+        _positive_int,
+        16 * MIB,
+        "Largest export accepted, before and after decompression (413 above; gRPC: RESOURCE_EXHAUSTED).",
+        metavar="BYTES",
+    ),
+    Setting(
+        "queue_batches",
+        "--queue-batches",
+        _positive_int,
+        64,
+        "Exports waiting for the writer; beyond this the receivers answer 429 / RESOURCE_EXHAUSTED with Retry-After.",
+        metavar="N",
+    ),
+    Setting(
+        "memory_limit",
+        "--memory-limit",
+        str,
+        "160MB",
+        "DuckDB buffer memory limit (DuckDB syntax, e.g. 256MB, 1GB); larger work spills to disk. "
+        "The default keeps the whole process under ~400 MB RSS (DESIGN §6).",
+        metavar="SIZE",
+    ),
+    Setting(
+        "log_level",
+        "--log-level",
+        _log_level,
+        "info",
+        "debug, info, warning or error.",
+        metavar="LEVEL",
+    ),
+    Setting(
+        "token",
+        None,
+        str,
+        "",
+        "Bearer token; when set, /v1/traces, gRPC Export, /metrics and /api/v1/* require `Authorization: Bearer <token>` (/healthz stays open).",
+        env="HANDOFFSCOPE_TOKEN",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class CollectorSettings:
+    """What the collector runs with; built by `parse_args`, passed to every part."""
+
+    db: str = "./handoffscope.duckdb"
+    host: str = "127.0.0.1"
+    http_port: int = 4318
+    grpc_port: int = 4317
+    grace_seconds: float = 30.0
+    retention_days: float = 30.0
+    max_body_bytes: int = 16 * MIB
+    queue_batches: int = 64
+    memory_limit: str = "160MB"
+    log_level: str = "info"
+    token: str = ""
+
+    @property
+    def auth(self) -> bool:
+        return bool(self.token)
+
+
+def _check_settings_match_dataclass() -> None:
+    # The table and the dataclass must list the same names with the same defaults;
+    # checked at import so a mismatch fails every test, not only the docs test.
+    declared = {f.name: f.default for f in fields(CollectorSettings)}
+    table = {s.name: s.default for s in SETTINGS}
+    if declared != table:
+        raise RuntimeError(f"SETTINGS and CollectorSettings disagree: {declared} != {table}")
+
+
+_check_settings_match_dataclass()
+
+
+def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The `handoffscope collector` parser; defaults come from `environ` when set there."""
+    env = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(
+        prog="handoffscope collector",
+        description=(
+            "Receive OTLP evidence spans (HTTP protobuf/JSON and gRPC), keep only the "
+            "handoff contract's attributes, store them in one DuckDB file, judge every "
+            "handoff and run, and serve the query API. Every flag also reads the "
+            "environment variable shown beside it."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"Environment only: {_token_setting().env_var} - {_token_setting().help}",
+    )
+    for s in SETTINGS:
+        if s.flag is None:
+            continue
+        default = s.default
+        if s.env_var in env:
+            try:
+                default = s.type(env[s.env_var])
+            except ValueError as exc:
+                parser.error(f"{s.env_var}={env[s.env_var]!r}: {exc}")
+        parser.add_argument(
+            s.flag,
+            dest=s.name,
+            type=_argparse_type(s),
+            default=default,
+            metavar=s.metavar,
+            help=f"{s.help} [env {s.env_var}; default {_shown(s.default)}]",
+        )
+    return parser
+
+
+def _argparse_type(s: Setting) -> Callable[[str], object]:
+    # argparse reports ValueError as "invalid <name> value" and hides our message;
+    # ArgumentTypeError keeps it.
+    def convert(text: str) -> object:
+        try:
+            return s.type(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{s.flag}: {exc}") from None
+
+    convert.__name__ = s.name
+    return convert
+
+
+def _shown(value: object) -> str:
+    # 30.0 reads as "30" in help and docs, as the flag is usually written.
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _token_setting() -> Setting:
+    return next(s for s in SETTINGS if s.name == "token")
+
+
+def parse_args(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> CollectorSettings:
+    env = os.environ if environ is None else environ
+    ns = build_parser(env).parse_args(argv)
+    values = vars(ns)
+    values["token"] = env.get(_token_setting().env_var, "")
+    return CollectorSettings(**values)
+
+
+def render_markdown_table() -> str:
+    """The settings table of docs/configuration.md."""
+    lines = [
+        "| flag | environment variable | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for s in SETTINGS:
+        flag = f"`{s.flag}`" if s.flag else "(none: environment only)"
+        default = f"`{_shown(s.default)}`" if s.default != "" else "(unset)"
+        lines.append(f"| {flag} | `{s.env_var}` | {default} | {s.help} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_markdown_table(), end="")

@@ -1,0 +1,70 @@
+"""`handoffscope`: the one command, dispatching to its parts.
+
+    handoffscope collector ...   OTLP receiver, health engine, DuckDB file, query API
+    handoffscope dashboard ...   the Streamlit dashboard (reads the query API)
+    handoffscope demo ...        a collector, a dashboard and scripted agent traffic
+
+Each subcommand has its own `--help`, and each of its flags also reads an environment
+variable `HANDOFFSCOPE_<FLAG>`. A part is imported only when its subcommand runs, so
+`handoffscope collector` does not load Streamlit and the dashboard does not load DuckDB.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "collector": (
+        "handoffscope.collector.cli",
+        "receive OTLP evidence, judge handoffs, store them, serve the query API",
+    ),
+    "dashboard": ("handoffscope.dashboard.cli", "live board, run detail and weekly review"),
+    "demo": ("handoffscope.demo", "collector + dashboard + scripted multi-agent traffic"),
+}
+"""subcommand -> (module with main(argv), one line of help)."""
+
+
+def usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        "usage: handoffscope <command> [options]",
+        "",
+        "Live health of agent-to-agent handoffs, without prompt content.",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "Run `handoffscope <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(f"handoffscope: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module_name = COMMANDS[command][0]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Only "the part is not installed" gets this message; a missing dependency
+        # inside an installed part should surface as itself.
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise
+        print(
+            f"handoffscope {command}: not available in this installation "
+            f"({module_name} is missing); install the full `handoffscope` package",
+            file=sys.stderr,
+        )
+        return 2
+    return int(module.main(rest) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""Helpers for the ingest tests (fixtures live in tests/conftest.py).
+
+- `handoff(sender, run_id, ...)`: record the evidence spans of one healthy handoff;
+- `encode(spans)` / `to_otlp_json(spans)`: the OTLP/protobuf and OTLP/JSON bodies of
+  spans recorded with the real SDK (JSON ids as hex, per the OTLP/JSON mapping);
+- `read_db(path, sql)`: rows of a STOPPED collector's DuckDB file (DuckDB is
+  single-writer across processes: while the collector runs, nobody else may open it).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
+
+from handoffscope.instrumentation import semconv as sc
+
+
+def handoff(
+    sender: Any, run_id: str, handoff_id: str = "h1", frm: str = "triage", to: str = "billing"
+) -> None:
+    sender.emit(
+        sc.SPAN_REQUEST,
+        {
+            sc.RUN_ID: run_id,
+            sc.HANDOFF_ID: handoff_id,
+            sc.FROM_AGENT: frm,
+            sc.TO_AGENT: to,
+            sc.TURN: 1,
+            sc.ROUTE_DECLARED: True,
+            sc.CONTEXT_REQUIRED_KEYS: ["account_id", "invoice_id"],
+        },
+    )
+    sender.emit(
+        sc.SPAN_ACCEPT,
+        {sc.RUN_ID: run_id, sc.HANDOFF_ID: handoff_id, sc.DESTINATION_STARTED: True},
+    )
+
+
+def encode(spans: Sequence[ReadableSpan]) -> bytes:
+    return encode_spans(list(spans)).SerializeToString()
+
+
+def to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    """OTLP/JSON of `spans`: proto3 JSON with trace/span ids as lowercase hex."""
+    doc = json_format.MessageToDict(encode_spans(list(spans)))
+    for resource_spans in doc["resourceSpans"]:
+        for scope_spans in resource_spans["scopeSpans"]:
+            for span in scope_spans["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    return doc
+
+
+def json_body(spans: Sequence[ReadableSpan]) -> bytes:
+    return json.dumps(to_otlp_json(spans)).encode()
+
+
+def read_db(path: Path, sql: str, params: object = None) -> list[tuple]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def span_keys(spans: Sequence[ReadableSpan]) -> set[tuple[str, str]]:
+    return {(format(s.context.trace_id, "032x"), format(s.context.span_id, "016x")) for s in spans}

@@ -1,0 +1,157 @@
+"""The allowlist on decoded exports: what is kept, what is dropped and counted, what is
+refused — and its compiled checks agree with `semconv.check_value` on every input."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from handoffscope.collector.processor.allowlist import (
+    MAX_DROP_KEYS,
+    OTHER_NAMES,
+    UNKNOWN_SERVICE,
+    UNREADABLE_NAME,
+    Allowlist,
+    compile_check,
+)
+from handoffscope.collector.receiver.decode import read_as
+from handoffscope.instrumentation import semconv as sc
+
+# Values of every kind an attribute can carry, biased toward the contract's edges:
+# vocabulary words, codes, over-long strings, free text, 0/False, mixed arrays.
+_words = st.sampled_from(
+    [
+        "",
+        "completed",
+        "started",
+        "invalid",
+        "pass",
+        "billing",
+        "a b",
+        "x" * 65,
+        "x" * 129,
+        "ok-code_1.2:3",
+    ]
+)
+_text = st.one_of(_words, st.text(max_size=140))
+_scalar = st.one_of(
+    _text.map(lambda s: AnyValue(string_value=s)),
+    st.integers(-(2**63), 2**63 - 1).map(lambda n: AnyValue(int_value=n)),
+    st.sampled_from([0, 1, -1]).map(lambda n: AnyValue(int_value=n)),
+    st.booleans().map(lambda b: AnyValue(bool_value=b)),
+    st.floats(allow_nan=False).map(lambda f: AnyValue(double_value=f)),
+    st.binary(max_size=8).map(lambda b: AnyValue(bytes_value=b)),
+    st.just(AnyValue()),
+)
+
+
+def _array(items: list[AnyValue]) -> AnyValue:
+    value = AnyValue()
+    value.array_value.values.extend(items)
+    return value
+
+
+_any_value = st.one_of(
+    _scalar,
+    st.lists(_text.map(lambda s: AnyValue(string_value=s)), max_size=70).map(_array),
+    st.lists(_scalar, max_size=4).map(_array),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(sorted(sc.ATTRIBUTES)), value=_any_value)
+def test_compiled_checks_equal_check_value(name: str, value: AnyValue) -> None:
+    spec = sc.ATTRIBUTES[name]
+    expected = sc.check_value(spec, read_as(spec.type, value))
+    assert compile_check(spec)(value) == expected
+
+
+def _export(*spans: tuple[str, dict], resource: dict | None = None) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    rs = request.resource_spans.add()
+    for key, text in ({sc.SERVICE_NAME: "svc"} if resource is None else resource).items():
+        rs.resource.attributes.add(key=key, value=AnyValue(string_value=text))
+    ss = rs.scope_spans.add()
+    for i, (name, attributes) in enumerate(spans):
+        span = ss.spans.add(
+            name=name,
+            trace_id=bytes([1]) * 16,
+            span_id=(i + 1).to_bytes(8, "big"),
+            start_time_unix_nano=10,
+            end_time_unix_nano=20,
+        )
+        for key, value in attributes.items():
+            span.attributes.append(KeyValue(key=key, value=value))
+    return request
+
+
+def s(text: str) -> AnyValue:
+    return AnyValue(string_value=text)
+
+
+def test_keeps_contract_values_and_counts_the_rest() -> None:
+    batch = Allowlist().process(
+        _export(
+            (
+                sc.SPAN_REQUEST,
+                {
+                    sc.RUN_ID: s("r1"),
+                    sc.TO_AGENT: s("billing"),
+                    sc.TURN: AnyValue(int_value=0),
+                    sc.ROUTE_DECLARED: AnyValue(bool_value=False),
+                    sc.REASON: s("free text is not a code"),
+                    "gen_ai.prompt": s("hello"),
+                    "bad name with spaces": s("x"),
+                },
+            ),
+            resource={sc.SERVICE_NAME: "svc", "host.name": "box"},
+        )
+    )
+    assert batch.count == 1 and batch.rejected == 0
+    row = {name: values[0] for name, values in batch.columns.items()}
+    assert row["handoff_run_id"] == "r1" and row["handoff_to_agent"] == "billing"
+    assert row["handoff_turn"] == 0 and row["handoff_route_declared"] is False
+    assert row["handoff_reason"] is None
+    assert row["trace_id"] == "01" * 16 and row["span_id"] == "0000000000000001"
+    assert dict(batch.drops) == {
+        ("svc", sc.REASON): 1,
+        ("svc", "gen_ai.prompt"): 1,
+        ("svc", UNREADABLE_NAME): 1,
+        ("svc", "host.name"): 1,
+    }
+
+
+def test_refuses_whole_spans_with_reasons_and_keeps_the_others() -> None:
+    batch = Allowlist().process(
+        _export(
+            ("llm.call", {sc.RUN_ID: s("r1")}),
+            (
+                sc.SPAN_ACCEPT,
+                {sc.HANDOFF_ID: s("h1"), sc.DESTINATION_STARTED: AnyValue(bool_value=True)},
+            ),
+            (sc.SPAN_ACCEPT, {sc.RUN_ID: s(""), sc.DESTINATION_STARTED: AnyValue(bool_value=True)}),
+            (sc.SPAN_RUN, {sc.RUN_ID: s("r1"), sc.RUN_STATUS: s("completed")}),
+            resource={},
+        )
+    )
+    assert (batch.received, batch.count, batch.rejected) == (4, 1, 3)
+    assert batch.columns["name"] == [sc.SPAN_RUN]
+    assert batch.columns["service"] == [UNKNOWN_SERVICE]
+    # The refused accept span's values did not leak into the kept row.
+    assert batch.columns["handoff_destination_started"] == [None]
+    assert "refused 3 of 4 spans" in batch.error_message
+    assert (
+        "'llm.call'" in batch.error_message
+        and f"2 with no valid {sc.RUN_ID}" in batch.error_message
+    )
+
+
+def test_drop_labels_are_bounded() -> None:
+    allowlist = Allowlist()
+    attributes = {f"custom.key_{i}": s("v") for i in range(MAX_DROP_KEYS + 50)}
+    attributes[sc.RUN_ID] = s("r1")
+    batch = allowlist.process(_export((sc.SPAN_RUN, attributes)))
+    assert len(batch.drops) == MAX_DROP_KEYS + 1
+    assert batch.drops[("svc", OTHER_NAMES)] == 50

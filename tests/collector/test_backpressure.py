@@ -1,0 +1,155 @@
+"""A full writer queue answers 429 / RESOURCE_EXHAUSTED with Retry-After; a closed one 503.
+
+In-process, with the collector's real parts (DuckDB store, writer, allowlist, Starlette
+app, gRPC server) and one stand-in: an engine that holds the writer inside its
+transaction until the test releases it. The real engine cannot be made slow on cue, and
+without holding the writer the only way to fill the queue is to race load against it,
+which would make this test flaky rather than honest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import grpc
+import httpx
+import pytest
+from google.rpc import code_pb2, status_pb2
+from google.rpc.error_details_pb2 import RetryInfo
+from ingest_support import encode, handoff
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
+from handoffscope.collector.server import assemble
+from handoffscope.collector.settings import CollectorSettings
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+
+PB = "application/x-protobuf"
+EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+class HeldEngine:
+    """The health engine's interface; `apply` waits until the test releases it."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def install(self, con) -> None:
+        pass
+
+    def load(self, con) -> None:
+        pass
+
+    def apply(self, con, new_spans) -> None:
+        self.entered.set()
+        assert self.release.wait(30), "test never released the writer"
+
+    def rollback(self) -> None:
+        pass
+
+    def retention(self, con, cutoff_ns) -> None:
+        pass
+
+
+@pytest.fixture
+def parts(tmp_path):
+    settings = CollectorSettings(db=str(tmp_path / "bp.duckdb"), queue_batches=1, retention_days=0)
+    store = DuckDBStore(settings.db)
+    engine = HeldEngine()
+    collector = assemble(settings, store, engine)
+    collector.writer.start()
+    server, port = start_grpc_server(
+        OTLPGRPCReceiver(collector.handler, token=""), "127.0.0.1", 0, max_message_bytes=1 << 20
+    )
+    yield collector.app, collector.writer, engine, store, f"127.0.0.1:{port}"
+    engine.release.set()
+    server.stop(0)
+    collector.writer.close()
+    store.close()
+
+
+def _bodies(n: int) -> list[bytes]:
+    """`n` protobuf export bodies of one handoff each, recorded with the real SDK."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "bp-app"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("handoffscope.tests")
+
+    class Recorder:
+        def emit(self, name, attributes):
+            tracer.start_span(name, attributes=attributes).end()
+
+    bodies = []
+    for i in range(n):
+        handoff(Recorder(), f"run-bp-{i}")
+        bodies.append(encode(memory.get_finished_spans()))
+        memory.clear()
+    return bodies
+
+
+def _grpc_export(endpoint: str, body: bytes) -> grpc.RpcError | bytes:
+    with grpc.insecure_channel(endpoint) as channel:
+        call = channel.unary_unary(EXPORT, request_serializer=None, response_deserializer=None)
+        try:
+            return call(body, timeout=30)
+        except grpc.RpcError as exc:
+            return exc
+
+
+def test_full_queue_answers_429_and_resource_exhausted_with_retry_after(parts) -> None:
+    app, writer, engine, store, grpc_endpoint = parts
+    first, second, third, fourth = _bodies(4)
+
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://collector") as client:
+
+            def post(body: bytes):
+                return client.post("/v1/traces", content=body, headers={"Content-Type": PB})
+
+            held = asyncio.create_task(post(first))  # the writer takes it and is held
+            while not engine.entered.is_set():
+                await asyncio.sleep(0.01)
+            queued = asyncio.create_task(post(second))  # fills the one queue slot
+            deadline = time.monotonic() + 30
+            while writer.metrics.queue_depth() < 1:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.01)
+
+            refused = await post(third)
+            assert refused.status_code == 429
+            assert refused.headers["retry-after"] == "1"
+            status = status_pb2.Status.FromString(refused.content)
+            assert status.code == code_pb2.RESOURCE_EXHAUSTED
+
+            error = await asyncio.to_thread(_grpc_export, grpc_endpoint, fourth)
+            assert isinstance(error, grpc.RpcError)
+            assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            trailers = dict(error.trailing_metadata())
+            assert (
+                RetryInfo.FromString(trailers["google.rpc.retryinfo-bin"]).retry_delay.seconds == 1
+            )
+
+            engine.release.set()
+            assert (await held).status_code == 200
+            assert (await queued).status_code == 200
+            assert writer.spans_stored == 4  # the two accepted exports, two spans each
+
+            writer.close()
+            closed = await post(third)
+            assert closed.status_code == 503
+            assert closed.headers["retry-after"] == "5"
+            error = await asyncio.to_thread(_grpc_export, grpc_endpoint, fourth)
+            assert isinstance(error, grpc.RpcError)
+            assert error.code() is grpc.StatusCode.UNAVAILABLE
+
+    asyncio.run(scenario())
+    metrics = writer.metrics.render()
+    assert 'handoffscope_export_requests_total{transport="http",result="overloaded"} 1' in metrics
+    assert 'handoffscope_export_requests_total{transport="grpc",result="overloaded"} 1' in metrics

@@ -1,0 +1,111 @@
+"""Settings are data, documented, and reachable as flags and environment variables;
+the `handoffscope` command dispatches to its parts."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from handoffscope.collector.settings import (
+    SETTINGS,
+    CollectorSettings,
+    parse_args,
+    render_markdown_table,
+)
+
+ROOT = Path(__file__).parents[2]
+HANDOFFSCOPE = Path(sys.executable).with_name("handoffscope")
+
+
+def test_configuration_doc_is_the_rendered_table() -> None:
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    block = re.search(
+        r"<!-- collector-settings:begin -->\n(.*?)<!-- collector-settings:end -->", doc, re.S
+    )
+    assert block, "docs/configuration.md lost its collector-settings markers"
+    assert block.group(1) == render_markdown_table()
+    for s in SETTINGS:
+        assert f"`{s.env_var}`" in block.group(1)
+        if s.flag:
+            assert f"`{s.flag}`" in block.group(1)
+
+
+def test_design_flags_exist_with_their_defaults() -> None:
+    defaults = parse_args([], environ={})
+    assert defaults == CollectorSettings()
+    assert (defaults.db, defaults.host, defaults.http_port, defaults.grpc_port) == (
+        "./handoffscope.duckdb",
+        "127.0.0.1",
+        4318,
+        4317,
+    )
+    assert defaults.grace_seconds == 30 and defaults.retention_days == 30
+    assert defaults.max_body_bytes == 16 * 1024 * 1024
+    assert not defaults.auth
+
+
+def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
+    samples = {
+        "db": ("/tmp/x.duckdb", "/tmp/y.duckdb"),
+        "host": ("0.0.0.0", "::1"),
+        "http_port": ("5000", "5001"),
+        "grpc_port": ("6000", "6001"),
+        "grace_seconds": ("5", "7.5"),
+        "retention_days": ("2", "0"),
+        "max_body_bytes": ("1000", "2000"),
+        "queue_batches": ("3", "4"),
+        "memory_limit": ("1GB", "2GB"),
+        "log_level": ("debug", "error"),
+    }
+    assert set(samples) == {s.name for s in SETTINGS if s.flag}
+    for s in SETTINGS:
+        if not s.flag:
+            continue
+        from_env, from_flag = samples[s.name]
+        env = {s.env_var: from_env}
+        assert getattr(parse_args([], environ=env), s.name) == s.type(from_env), s.name
+        flagged = parse_args([s.flag, from_flag], environ=env)
+        assert getattr(flagged, s.name) == s.type(from_flag), s.name
+    token = parse_args([], environ={"HANDOFFSCOPE_TOKEN": "abc"})
+    assert token.token == "abc" and token.auth
+
+
+def test_bad_values_are_refused_with_the_reason(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(["--http-port", "70000"], environ={})
+    assert exit_.value.code == 2
+    assert "--http-port: must be a TCP port" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args([], environ={"HANDOFFSCOPE_QUEUE_BATCHES": "0"})
+    assert "HANDOFFSCOPE_QUEUE_BATCHES" in capsys.readouterr().err
+
+
+def test_collector_help_lists_every_flag_and_variable() -> None:
+    out = subprocess.run(
+        [str(HANDOFFSCOPE), "collector", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())  # argparse wraps lines
+    for s in SETTINGS:
+        assert s.env_var in text
+        if s.flag:
+            assert s.flag in text
+
+
+def test_handoffscope_command_dispatches() -> None:
+    out = subprocess.run([str(HANDOFFSCOPE), "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    for command in ("collector", "dashboard", "demo"):
+        assert re.search(rf"^\s+{command}\s", out.stdout, re.M), command
+    out = subprocess.run(
+        [str(HANDOFFSCOPE), "nonsense"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2 and "unknown command 'nonsense'" in out.stderr
+    out = subprocess.run(
+        [str(HANDOFFSCOPE), "dashboard", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and "usage:" in out.stdout

@@ -1,0 +1,148 @@
+"""The DuckDB store: columns follow the contract, versions are stamped, upgrades run,
+newer files are refused, duplicates are found against the table."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from handoffscope.collector.store.duckdb_store import (
+    DDL_DIR,
+    SPAN_SCHEMA,
+    SQL_DIR,
+    STORE_VERSION_KEY,
+    DuckDBStore,
+    StoreError,
+    apply_steps,
+    build_spans_table,
+    read_steps,
+)
+from handoffscope.instrumentation import semconv as sc
+
+EXPECTED_TYPES = {
+    sc.STR: "VARCHAR",
+    sc.INT: "BIGINT",
+    sc.BOOL: "BOOLEAN",
+    sc.STR_ARRAY: "VARCHAR[]",
+}
+FIXED = {
+    "trace_id": "VARCHAR",
+    "span_id": "VARCHAR",
+    "name": "VARCHAR",
+    "service": "VARCHAR",
+    "start_ns": "BIGINT",
+    "end_ns": "BIGINT",
+    "received_ns": "BIGINT",
+}
+
+
+def columns_of(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    rows = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns "
+        "WHERE table_name = ? ORDER BY ordinal_position",
+        [table],
+    ).fetchall()
+    return dict(rows)
+
+
+def test_spans_columns_are_exactly_the_contract(tmp_path: Path) -> None:
+    store = DuckDBStore(tmp_path / "s.duckdb")
+    try:
+        columns = columns_of(store.con, "spans")
+    finally:
+        store.close()
+    expected = dict(FIXED)
+    for name, spec in sc.ATTRIBUTES.items():
+        expected[name.replace(".", "_")] = EXPECTED_TYPES[spec.type]
+    assert columns == expected
+    # The Arrow schema the writer builds agrees, name for name, in the same order.
+    assert SPAN_SCHEMA.names == list(expected)
+    assert columns["handoff_from_agent"] == "VARCHAR"
+    assert columns["run_status"] == "VARCHAR"
+    assert columns["wait_deadline"] == "BIGINT"
+
+
+def test_versions_are_stamped_and_older_files_are_upgraded(tmp_path: Path) -> None:
+    steps = read_steps()
+    assert [s.version for s in steps] == list(range(1, len(steps) + 1))
+    path = tmp_path / "old.duckdb"
+    # A file as an older collector left it: only the first two steps.
+    con = duckdb.connect(str(path))
+    assert apply_steps(con, steps[:2], STORE_VERSION_KEY) == (0, 2)
+    con.close()
+
+    store = DuckDBStore(path)
+    try:
+        assert (store.version_before, store.store_version) == (2, len(steps))
+        assert store.get_meta(STORE_VERSION_KEY) == str(len(steps))
+        assert store.get_meta("semconv_version") == str(sc.SCHEMA_VERSION)
+        assert "drops" in {r[0] for r in store.con.execute("SHOW TABLES").fetchall()}
+    finally:
+        store.close()
+    # Opening again applies nothing.
+    store = DuckDBStore(path)
+    assert store.version_before == store.store_version == len(steps)
+    store.close()
+
+
+def test_a_file_from_a_newer_collector_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.duckdb"
+    DuckDBStore(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '999' WHERE key = ?", [STORE_VERSION_KEY])
+    con.close()
+    with pytest.raises(StoreError, match="newer than this handoffscope knows"):
+        DuckDBStore(path)
+
+
+def test_insert_new_spans_skips_what_is_stored_even_after_reopening(tmp_path: Path) -> None:
+    def rows(n: int, t0: int) -> dict[str, list]:
+        columns = {f.name: [None] * n for f in SPAN_SCHEMA}
+        columns.update(
+            trace_id=[os.urandom(16).hex() for _ in range(n)],
+            span_id=[os.urandom(8).hex() for _ in range(n)],
+            name=[sc.SPAN_REQUEST] * n,
+            service=["svc"] * n,
+            start_ns=[t0 + i for i in range(n)],
+            end_ns=[t0 + i + 1 for i in range(n)],
+            received_ns=[t0] * n,
+            handoff_run_id=[f"run-{i}" for i in range(n)],
+        )
+        return columns
+
+    path = tmp_path / "dedup.duckdb"
+    first = build_spans_table(rows(100, 10**18))
+    store = DuckDBStore(path)
+    assert store.insert_new_spans(first).num_rows == 100
+    store.close()
+
+    store = DuckDBStore(path)
+    try:
+        mixed = build_spans_table(rows(50, 10**18 + 50))  # overlaps first's start range
+        both = first.slice(40, 20).to_pylist() + mixed.to_pylist()
+        import pyarrow as pa
+
+        new = store.insert_new_spans(pa.Table.from_pylist(both, schema=SPAN_SCHEMA))
+        assert new.num_rows == 50
+        assert set(new.column("span_id").to_pylist()) == set(mixed.column("span_id").to_pylist())
+        assert store.count_spans() == 150
+    finally:
+        store.close()
+
+
+def test_every_sql_file_holds_one_statement_with_a_comment() -> None:
+    files = sorted(SQL_DIR.glob("*.sql")) + sorted(DDL_DIR.glob("*.sql"))
+    assert len(files) >= 10
+    for path in files:
+        text = path.read_text()
+        assert text.lstrip().startswith("--"), f"{path.name}: say why in a comment first"
+        code = "\n".join(line.split("--", 1)[0] for line in text.splitlines())
+        statements = [s for s in code.split(";") if s.strip()]
+        assert len(statements) == 1, path.name
+        assert not re.search(r"\{\w*\}|%s", code), f"{path.name}: bind parameters, never format"
+    listed = (DDL_DIR / "_order").read_text().split()
+    assert sorted(listed) == sorted(p.name for p in DDL_DIR.glob("*.sql"))
