@@ -1,0 +1,71 @@
+"""`handoffscope demo`, headless: every verdict kind shows up through the query API.
+
+The real command starts the real collector (its own DuckDB file), backfills a little
+history, and drives live traffic through the OpenAI Agents SDK and LangGraph adapters
+and the plain recorder. We poll the API while it runs, then stop it with SIGTERM and
+expect a clean exit.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from handoffscope.instrumentation import semconv as sc
+
+# Every verdict a run can end up with. `in_flight` is transient (seconds) and is not
+# required; the failure kinds, a pending wait and healthy runs must all appear.
+EXPECTED = [v for v in sc.PRECEDENCE if v != sc.IN_FLIGHT]
+DEADLINE_S = 150
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_demo_shows_every_verdict(tmp_path: Path) -> None:
+    http_port, grpc_port = free_port(), free_port()
+    cmd = [
+        sys.executable, "-m", "handoffscope.cli", "demo",
+        "--db", str(tmp_path / "demo.duckdb"),
+        "--http-port", str(http_port), "--grpc-port", str(grpc_port),
+        "--no-dashboard", "--duration", str(DEADLINE_S), "--rate", "12",
+        "--backfill-weeks", "2", "--backfill-runs", "40",
+        "--grace-seconds", "2", "--seed", "7",
+    ]  # fmt: skip
+    log = (tmp_path / "demo.log").open("w")
+    demo = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
+    api = f"http://127.0.0.1:{http_port}"
+    seen: set[str] = set()
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        with httpx.Client(base_url=api, timeout=10) as client:
+            while time.monotonic() < deadline and seen != set(EXPECTED):
+                assert demo.poll() is None, (tmp_path / "demo.log").read_text()
+                for verdict in set(EXPECTED) - seen:
+                    try:
+                        resp = client.get("/api/v1/runs", params={"verdict": verdict, "limit": 1})
+                    except httpx.TransportError:
+                        break  # still starting
+                    if resp.status_code == 200 and resp.json()["runs"]:
+                        seen.add(verdict)
+                time.sleep(1)
+            weekly = client.get("/api/v1/review/weekly").json()
+    finally:
+        demo.send_signal(signal.SIGTERM)
+        code = demo.wait(60)
+        log.close()
+    output = (tmp_path / "demo.log").read_text()
+    assert sorted(set(EXPECTED) - seen) == [], output[-3000:]
+    assert code == 0, output[-3000:]
+    assert "backfill: 80/80 runs" in output
+    assert sum(w["handoffs"] for w in weekly["weeks"]) > 0  # history for the weekly review
+    assert "unavailable" not in output  # both framework scenario modules loaded
