@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from handoffscope.collector.receiver.export import RETRY_AFTER_FULL_MAX_S, RETRY_AFTER_FULL_S
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
 from handoffscope.collector.server import assemble
 from handoffscope.collector.settings import CollectorSettings
@@ -124,7 +125,10 @@ def test_full_queue_answers_429_and_resource_exhausted_with_retry_after(parts) -
 
             refused = await post(third)
             assert refused.status_code == 429
-            assert refused.headers["retry-after"] == "1"
+            # jittered so refused exporters do not all come back in the same second
+            assert (
+                RETRY_AFTER_FULL_S <= int(refused.headers["retry-after"]) <= RETRY_AFTER_FULL_MAX_S
+            )
             status = status_pb2.Status.FromString(refused.content)
             assert status.code == code_pb2.RESOURCE_EXHAUSTED
 
@@ -133,7 +137,9 @@ def test_full_queue_answers_429_and_resource_exhausted_with_retry_after(parts) -
             assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
             trailers = dict(error.trailing_metadata())
             assert (
-                RetryInfo.FromString(trailers["google.rpc.retryinfo-bin"]).retry_delay.seconds == 1
+                RETRY_AFTER_FULL_S
+                <= RetryInfo.FromString(trailers["google.rpc.retryinfo-bin"]).retry_delay.seconds
+                <= RETRY_AFTER_FULL_MAX_S
             )
 
             engine.release.set()

@@ -21,12 +21,13 @@ ROOT = Path(__file__).parents[2]
 HANDOFFSCOPE = Path(sys.executable).with_name("handoffscope")
 
 
-def test_configuration_doc_is_the_rendered_table() -> None:
-    doc = (ROOT / "docs" / "configuration.md").read_text()
+@pytest.mark.parametrize("doc_path", ["docs/configuration.md", "README.md"])
+def test_configuration_doc_is_the_rendered_table(doc_path: str) -> None:
+    doc = (ROOT / doc_path).read_text()
     block = re.search(
         r"<!-- collector-settings:begin -->\n(.*?)<!-- collector-settings:end -->", doc, re.S
     )
-    assert block, "docs/configuration.md lost its collector-settings markers"
+    assert block, f"{doc_path} lost its collector-settings markers"
     assert block.group(1) == render_markdown_table()
     for s in SETTINGS:
         assert f"`{s.env_var}`" in block.group(1)
