@@ -10,12 +10,12 @@ each run sent and waits until the collector has all of it before judging.
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from demo_support import poll
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -49,23 +49,6 @@ def fresh_langgraph(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     LangGraphInstrumentor().uninstrument()
     yield
     LangGraphInstrumentor().uninstrument()
-
-
-def poll(get: Callable[[], Any], until: Callable[[Any], bool], timeout: float = 20.0) -> Any:
-    """Poll until `until` holds or `timeout` s pass; the caller's asserts say what is missing.
-
-    Export is asynchronous and `approval_overdue` is judged at query time, so this waits
-    for evidence; it asserts nothing about how long that took.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            last = get()
-        except Exception as exc:  # 404 until the run's first span is stored
-            last = {"error": repr(exc)}
-        if "handoffs" in last and until(last) or time.monotonic() > deadline:
-            return last
-        time.sleep(0.1)
 
 
 def test_every_kind_reaches_its_verdict_through_the_collector(

@@ -378,6 +378,17 @@ class QueryAPI:
 
     # --- endpoints -----------------------------------------------------------------------
 
+    def _list_params(self, request: Request, now: int) -> dict:
+        """since / until / service / limit: the parameters every list endpoint shares."""
+        q = request.query_params
+        since, until = self._window(request, now)
+        return {
+            "since": since,
+            "until": until,
+            "service": parse_service(q.get("service")),
+            "limit": parse_limit(q.get("limit")),
+        }
+
     def services(self, request: Request, now: int):
         def read(cur):
             return {"services": [r["service"] for r in _rows(cur, "services", {})]}
@@ -544,14 +555,7 @@ class QueryAPI:
         return read
 
     def loops(self, request: Request, now: int):
-        q = request.query_params
-        since, until = self._window(request, now)
-        params = {
-            "since": since,
-            "until": until,
-            "service": parse_service(q.get("service")),
-            "limit": parse_limit(q.get("limit")),
-        }
+        params = self._list_params(request, now)
 
         def read(cur):
             return {
@@ -587,14 +591,7 @@ class QueryAPI:
         return read
 
     def false_completions(self, request: Request, now: int):
-        q = request.query_params
-        since, until = self._window(request, now)
-        params = {
-            "since": since,
-            "until": until,
-            "service": parse_service(q.get("service")),
-            "limit": parse_limit(q.get("limit")),
-        }
+        params = self._list_params(request, now)
 
         def read(cur):
             return {

@@ -112,6 +112,7 @@ from opentelemetry.trace import TracerProvider
 from . import semconv as sc
 from .fingerprint import fingerprint
 from .recorder import HandoffRecorder, to_epoch_ns
+from .singleton import ProcessSingleton
 from .stats import stats
 
 _log = logging.getLogger(__name__)
@@ -771,23 +772,12 @@ class _Plan:
     persisted: bool
 
 
-class LangGraphInstrumentor:
+class LangGraphInstrumentor(ProcessSingleton):
     """Instrument every compiled LangGraph graph in the process (OTel `BaseInstrumentor` shape).
 
     A process-wide singleton, like OpenTelemetry's instrumentors: `LangGraphInstrumentor()`
     always returns the same object, so instrumenting twice never wraps twice.
     """
-
-    _instance: LangGraphInstrumentor | None = None
-    _instance_lock = threading.Lock()
-
-    def __new__(cls) -> LangGraphInstrumentor:
-        with cls._instance_lock:
-            if cls._instance is None:
-                inst = super().__new__(cls)
-                inst._init()
-                cls._instance = inst
-            return cls._instance
 
     def _init(self) -> None:
         self._lock = threading.Lock()

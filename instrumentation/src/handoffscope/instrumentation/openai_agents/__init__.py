@@ -54,6 +54,7 @@ from opentelemetry.trace import TracerProvider
 
 from .. import semconv as sc
 from ..recorder import HandoffRecorder
+from ..singleton import ProcessSingleton
 from ..stats import stats
 
 _log = logging.getLogger(__name__)
@@ -77,23 +78,12 @@ class OpenAIAgentsSettings:
     """Wrap handoff input filters to count the history items forwarded."""
 
 
-class OpenAIAgentsInstrumentor:
+class OpenAIAgentsInstrumentor(ProcessSingleton):
     """OpenTelemetry `BaseInstrumentor`-shaped: one instance per process, idempotent.
 
     `instrument()` never raises into the app for runtime problems; a missing
     `openai-agents` package is logged and instrumentation skipped (as BaseInstrumentor does).
     """
-
-    _instance: OpenAIAgentsInstrumentor | None = None
-    _instance_lock = threading.Lock()
-
-    def __new__(cls) -> OpenAIAgentsInstrumentor:
-        with cls._instance_lock:
-            if cls._instance is None:
-                inst = super().__new__(cls)
-                inst._init()
-                cls._instance = inst
-            return cls._instance
 
     def _init(self) -> None:
         self._lock = threading.Lock()
