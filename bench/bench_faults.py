@@ -183,7 +183,7 @@ def agent_runs(runs: int) -> float:
 
 
 def measure(endpoint: str | None, args: argparse.Namespace, tag: str) -> dict[str, float]:
-    """One condition: recorder cost, agent run time, shutdown time, drops."""
+    """One condition: agent run time, recorder cost, shutdown time, drops."""
     from agents.tracing import set_trace_processors
 
     from handoffscope.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -193,13 +193,15 @@ def measure(endpoint: str | None, args: argparse.Namespace, tag: str) -> dict[st
         return {"run_s": agent_runs(args.runs)}
     stats.reset()
     provider = configure(service_name="bench-faults", endpoint=endpoint, set_global=False)
-    cost = recorder_cost(HandoffRecorder(provider), args.rate, args.seconds, tag)
+    # Agent runs first: the recorder burst below leaves the collector (on these same two
+    # cores) busy committing for a while, which would tax the runs, not the shim.
     instrumentor = OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider, replace_processors=True)
     try:
         run_s = agent_runs(args.runs)
     finally:
         instrumentor.uninstrument()
+    cost = recorder_cost(HandoffRecorder(provider), args.rate, args.seconds, tag)
     t0 = time.perf_counter()
     provider.shutdown()
     shutdown_s = time.perf_counter() - t0
@@ -209,6 +211,18 @@ def measure(endpoint: str | None, args: argparse.Namespace, tag: str) -> dict[st
         "shutdown_s": shutdown_s,
         "dropped": float(stats.snapshot()["spans_dropped"]),  # type: ignore[arg-type]
     }
+
+
+def wait_idle(url: str) -> None:
+    """Until the collector has stored what it was sent (spans_stored steady for 1 s)."""
+    import httpx
+
+    last, steady_since = -1, time.monotonic()
+    while time.monotonic() - steady_since < 1.0:
+        stored = httpx.get(url + "/healthz", timeout=30).json()["spans_stored"]
+        if stored != last:
+            last, steady_since = stored, time.monotonic()
+        time.sleep(0.1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in range(args.rounds):
                 for name, endpoint in endpoints.items():
                     results[name].append(measure(endpoint(), args, f"r{r}-{name}"))
+                    wait_idle(healthy_url)
         finally:
             collector.terminate()
             collector.wait(60)

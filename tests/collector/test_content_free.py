@@ -98,3 +98,17 @@ def test_hostile_batch_is_dropped_counted_and_absent_from_the_file(
         collector.db_path, "SELECT handoff_reason, handoff_turn, handoff_to_agent FROM spans"
     )
     assert row == [(None, None, "billing")]
+
+
+def test_a_retried_export_does_not_count_its_drops_twice(collector, otlp_sender_factory) -> None:
+    """An exporter whose first answer was lost re-sends the export: spans and drops count once."""
+    sender = otlp_sender_factory(collector, "http", service="retrying-app")
+    sender.emit(sc.SPAN_RUN, {sc.RUN_ID: "retry-1", sc.RUN_STATUS: "started", "input.value": "x"})
+    spans = sender.take()
+    assert sender.send(spans) is SpanExportResult.SUCCESS
+    assert sender.send(spans) is SpanExportResult.SUCCESS  # the retry
+    drops = {
+        (d["service"], d["attribute"]): d["count"] for d in collector.api("/api/v1/drops")["drops"]
+    }
+    assert drops[("retrying-app", "input.value")] == 1
+    assert collector.healthz()["spans_stored"] == 1

@@ -127,6 +127,23 @@ def test_full_queue_drops_and_counts_without_blocking() -> None:
     assert exporter.exported + dropped == 100  # every span either exported or counted
 
 
+def test_exit_does_not_wait_for_a_stuck_exporter() -> None:
+    """shutdown() gives up after its timeout; what never left is counted, not waited for."""
+    stats.reset()
+    exporter = BlockedExporter()  # stuck until shutdown() releases it
+    provider = configure(
+        exporter=exporter, max_export_batch_size=5, shutdown_timeout_ms=100, set_global=False
+    )
+    recorder = HandoffRecorder(provider)
+    for i in range(50):
+        recorder.handoff_requested("r", f"h{i}", from_agent="a", to_agent="b")
+    provider.shutdown()
+    processor_of(provider)._batch_processor._worker_thread.join(10)
+    dropped = stats.snapshot()["spans_dropped"]
+    assert dropped > 0  # the SDK's own shutdown would have waited and exported them all
+    assert exporter.exported + dropped == 50
+
+
 @pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
 def test_dead_endpoint_never_raises(protocol: str) -> None:
     stats.reset()

@@ -106,7 +106,13 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         Route("/metrics", metrics_text, methods=["GET"]),
         *api_routes(store, engine, settings),
     ]
-    app = Starlette(routes=routes)
+    app = Starlette(
+        routes=routes,
+        # Every answer of this server is JSON, including for paths no route matches (a
+        # run id with a newline does not match the run route): docs/api.md promises it.
+        # The path is not echoed back: it is the caller's input, not ours to repeat.
+        exception_handlers={404: _json_error, 405: _json_error},
+    )
     return Collector(
         settings=settings,
         store=store,
@@ -152,6 +158,12 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets=None) -> None:
         self.on_stopping()
         await super().shutdown(sockets=sockets)
+
+
+async def _json_error(request: Request, exc: Exception) -> Response:
+    code = getattr(exc, "status_code", 404)
+    what = "method not allowed" if code == 405 else "not found"
+    return JSONResponse({"error": f"{what} (see /docs for the endpoints)"}, status_code=code)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -211,15 +211,13 @@ class Writer:
 
     def _write(self, jobs: list[_Job]) -> tuple[int, int, Counter]:
         table = _group_table(jobs)
-        drops: Counter = Counter()
-        for job in jobs:
-            drops.update(job.batch.drops)
         con = self.store.con
         con.begin()
         try:
             new_spans = self.store.insert_new_spans(table)
             if new_spans.num_rows:
                 self.engine.apply(con, new_spans)
+            drops = _fresh_drops(jobs, new_spans, table.num_rows)
             self.store.add_drops(drops)
             con.commit()
         except BaseException:
@@ -275,6 +273,33 @@ def _settle(future: Future, error: BaseException | None) -> None:
             future.set_result(None)
         else:
             future.set_exception(error)
+
+
+def _fresh_drops(jobs: list[_Job], new_spans: pa.Table, offered: int) -> Counter:
+    """Drops of the exports that brought at least one new span.
+
+    An exporter retrying an export that was already committed (its first answer was lost)
+    re-sends the same content attributes; counting them again would inflate the drops an
+    operator reads. A retried export is all duplicates, so it is recognised as one.
+    """
+    drops: Counter = Counter()
+    if new_spans.num_rows == offered:  # the usual case: nothing was a copy
+        for job in jobs:
+            drops.update(job.batch.drops)
+        return drops
+    new_keys = set(
+        zip(
+            new_spans.column("span_id").to_pylist(),
+            new_spans.column("trace_id").to_pylist(),
+            strict=True,
+        )
+    )
+    for job in jobs:
+        t = job.table
+        keys = zip(t.column("span_id").to_pylist(), t.column("trace_id").to_pylist(), strict=True)
+        if t.num_rows == 0 or any(k in new_keys for k in keys):
+            drops.update(job.batch.drops)
+    return drops
 
 
 def _group_table(jobs: list[_Job]) -> pa.Table:

@@ -421,6 +421,19 @@ def approvals(service: str | None) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+def _drops(api: str, token: str | None) -> pd.DataFrame:
+    path = f"{API_PREFIX}/drops"
+    return frame(_list(_json(api, token, path), "drops", path), ["service", "attribute", "count"])
+
+
+def drops(service: str | None) -> pd.DataFrame:
+    """Attribute names the collector's allowlist removed, per service (names, never values)."""
+    c = connection()
+    df = _drops(c.api, c.token)
+    return df if service is None else df[df["service"] == service]
+
+
+@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
 def _false_completions(
     api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int
 ) -> pd.DataFrame:

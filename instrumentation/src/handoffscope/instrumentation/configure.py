@@ -28,6 +28,7 @@ from .processor import (
     DEFAULT_MAX_EXPORT_BATCH_SIZE,
     DEFAULT_MAX_QUEUE_SIZE,
     DEFAULT_SCHEDULE_DELAY_MS,
+    DEFAULT_SHUTDOWN_TIMEOUT_MS,
     BoundedBatchSpanProcessor,
 )
 
@@ -52,6 +53,7 @@ def configure(
     export_delay_ms: float = DEFAULT_SCHEDULE_DELAY_MS,
     max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
     max_export_batch_size: int = DEFAULT_MAX_EXPORT_BATCH_SIZE,
+    shutdown_timeout_ms: int = DEFAULT_SHUTDOWN_TIMEOUT_MS,
     exporter: SpanExporter | None = None,
     set_global: bool = True,
 ) -> TracerProvider:
@@ -59,6 +61,7 @@ def configure(
 
     `exporter` replaces the OTLP exporter (tests pass an in-memory one). Returns the
     provider; call `provider.shutdown()` at exit to flush (the SDK also does at exit).
+    That flush waits at most `shutdown_timeout_ms`; what is left is dropped and counted.
     """
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "unknown_service"
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
@@ -72,6 +75,7 @@ def configure(
             max_queue_size=max_queue_size,
             schedule_delay_millis=export_delay_ms,
             max_export_batch_size=max_export_batch_size,
+            shutdown_timeout_millis=shutdown_timeout_ms,
         )
     )
     if set_global:

@@ -23,6 +23,10 @@ DEFAULT_MAX_QUEUE_SIZE = 65_536
 DEFAULT_SCHEDULE_DELAY_MS = 200
 """≤ 500 ms keeps the live view fresh; the SDK default is 5 s."""
 DEFAULT_MAX_EXPORT_BATCH_SIZE = 512
+DEFAULT_SHUTDOWN_TIMEOUT_MS = 2_000
+"""How long the app's exit may wait to flush. The SDK waits up to 30 s, retrying a
+collector that is down or answering 503 — an exit that hangs is the app blocked on the
+network. What is still queued after this is dropped and counted."""
 
 
 class BoundedBatchSpanProcessor(BatchSpanProcessor):
@@ -33,7 +37,9 @@ class BoundedBatchSpanProcessor(BatchSpanProcessor):
         max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
         schedule_delay_millis: float = DEFAULT_SCHEDULE_DELAY_MS,
         max_export_batch_size: int = DEFAULT_MAX_EXPORT_BATCH_SIZE,
+        shutdown_timeout_millis: int = DEFAULT_SHUTDOWN_TIMEOUT_MS,
     ) -> None:
+        self.shutdown_timeout_millis = shutdown_timeout_millis
         super().__init__(
             exporter,
             max_queue_size=max_queue_size,
@@ -55,6 +61,15 @@ class BoundedBatchSpanProcessor(BatchSpanProcessor):
         except Exception:  # never into the app
             stats.error()
             _log.debug("handoffscope: span processor failed", exc_info=True)
+
+    def shutdown(self) -> None:
+        try:
+            self._batch_processor.shutdown(timeout_millis=self.shutdown_timeout_millis)
+        except Exception:  # never into the app, least of all at exit
+            stats.error()
+            _log.debug("handoffscope: span processor shutdown failed", exc_info=True)
+        # The worker stops at the timeout; spans it never sent are lost: count them.
+        stats.drop_span(self.queue_depth)
 
     @property
     def queue_depth(self) -> int:

@@ -31,9 +31,9 @@ class ShimStats:
             else:
                 self.attributes_dropped["(other)"] += 1
 
-    def drop_span(self) -> None:
+    def drop_span(self, count: int = 1) -> None:
         with self._lock:
-            self.spans_dropped += 1
+            self.spans_dropped += count
 
     def error(self) -> None:
         with self._lock:

@@ -185,6 +185,8 @@ class Allowlist:
         for rs in request.resource_spans:
             service = _service_of(rs.resource.attributes)
             for kv in rs.resource.attributes:
+                if kv.key.startswith(_SDK_IDENTITY):
+                    continue  # every OTel SDK sends these; not content, not worth a count
                 if kv.key != sc.SERVICE_NAME or service == UNKNOWN_SERVICE:
                     raw_drops[(service, kv.key)] += 1
             for ss in rs.scope_spans:
@@ -259,6 +261,12 @@ class Allowlist:
             error_message=_refusal_message(refused, refused_names, total) if rejected else "",
             drops=drops,
         )
+
+
+_SDK_IDENTITY = ("telemetry.sdk.", "service.instance.", "service.version", "service.namespace")
+"""Resource attributes naming the sender's SDK and instance (the SDK sets several itself):
+dropped like all others, but not counted — they are on every export and would bury the
+drops that matter (content from other instrumentations)."""
 
 
 def _service_of(resource_attributes) -> str:

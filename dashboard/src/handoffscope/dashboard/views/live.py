@@ -79,6 +79,25 @@ def _unhealthy(data: client.Live) -> None:
     layout.table(view, column_config={"Run": layout.run_link_column()})
 
 
+def _drops() -> None:
+    df = client.drops(filters.service)
+    if df.empty:
+        return
+    st.subheader("Content dropped at the door")
+    st.caption(
+        "Attributes outside the handoff contract (prompts, messages, tool arguments from other "
+        "instrumentations) that the collector removed before storage: their names and counts, "
+        "never their values. Turn them off at the source to save the bandwidth."
+    )
+    view = df.sort_values("count", ascending=False).rename(
+        columns={"service": "Service", "attribute": "Attribute", "count": "Dropped"}
+    )
+    view["Service"] = [style.text(v) for v in view["Service"]]
+    view["Attribute"] = [style.text(v) for v in view["Attribute"]]
+    view["Dropped"] = [style.count(int(n), "value") for n in view["Dropped"]]
+    layout.table(view)
+
+
 @st.fragment(run_every=REFRESH_SECONDS)
 def board() -> None:
     with layout.guard():
@@ -92,6 +111,7 @@ def board() -> None:
                 f"Evidence appears here within seconds of an instrumented app sending spans to "
                 f"`{conn.api}/v1/traces`. Try `handoffscope demo`, or widen the time window.",
             )
+            _drops()
             return
         _metrics(data)
         left, right = st.columns([2, 3])
@@ -106,6 +126,7 @@ def board() -> None:
                 st.plotly_chart(charts.verdict_timeline(data.timeline), key="live_timeline")
         _unhealthy(data)
         _in_flight(data)
+        _drops()
 
 
 board()
