@@ -137,10 +137,7 @@ def parser() -> argparse.ArgumentParser:
 class Traffic:
     """Picks scenarios by weight across the framework and recorder modules and runs them."""
 
-    def __init__(
-        self, recorder: HandoffRecorder, rng: random.Random, modules: list[ModuleType]
-    ) -> None:
-        self.recorder = recorder
+    def __init__(self, rng: random.Random, modules: list[ModuleType]) -> None:
         self.rng = rng
         self.choices: list[tuple[Callable[[], str], float]] = []
         for mod in modules:
@@ -150,8 +147,6 @@ class Traffic:
         self.failures = 0
 
     def _bind(self, mod: ModuleType, kind: str) -> Callable[[], str]:
-        if mod.__name__ == RECORDER_MODULE:
-            return lambda: mod.run_scenario(kind, self.recorder, self.rng)
         return lambda: mod.run_scenario(kind, self.rng)
 
     def step(self) -> None:
@@ -167,7 +162,10 @@ class Traffic:
 
 
 def load_modules(provider: object) -> list[ModuleType]:
-    modules = [importlib.import_module(RECORDER_MODULE)]
+    """The scenario modules, each set up on `provider`; a framework that is missing is skipped."""
+    recorder_module = importlib.import_module(RECORDER_MODULE)
+    recorder_module.setup(provider)
+    modules = [recorder_module]
     for name in FRAMEWORK_MODULES:
         try:
             mod = importlib.import_module(name)
@@ -246,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"\n  Dashboard: http://{args.host}:{args.dashboard_port}   (Ctrl-C stops the demo)\n"
             )
-        traffic = Traffic(recorder, rng, modules)
+        traffic = Traffic(rng, modules)
         started = last_report = time.monotonic()
         interval = 1.0 / args.rate if args.rate > 0 else 1.0
         while not stopping:

@@ -18,6 +18,15 @@ from handoffscope.instrumentation import HandoffRecorder, fingerprint, validate_
 AGENTS = ("triage", "billing", "refunds", "escalation")
 RECEIVER_TOOLS = {"refund.create", "ticket.update"}
 
+_recorder: HandoffRecorder | None = None
+
+
+def setup(tracer_provider: object) -> None:
+    """Record through the demo's tracer provider (the same interface as the framework modules)."""
+    global _recorder
+    _recorder = HandoffRecorder(tracer_provider)  # type: ignore[arg-type]
+
+
 KINDS: dict[str, float] = {
     "healthy_custom": 4.0,
     "contract_stale": 1.0,
@@ -45,7 +54,10 @@ def _contract(task_id: str, state_version: int, tools: list[str]) -> dict[str, A
     }
 
 
-def run_scenario(kind: str, rec: HandoffRecorder, rng: random.Random) -> str:
+def run_scenario(kind: str, rng: random.Random) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"unknown scenario kind {kind!r}; known: {', '.join(KINDS)}")
+    rec = _recorder or HandoffRecorder()
     run_id = f"custom-{uuid.uuid4().hex[:12]}"
     task = f"T-{rng.randrange(10**6)}"
     rec.run_started(run_id, agent="triage")
