@@ -225,7 +225,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--fresh", action="store_true", help="regenerate the history file")
     ap.add_argument("--requests", type=int, default=20, help="requests per query and phase")
-    ap.add_argument("--memory-limit", default="160MB", help="collector --memory-limit (its default)")
+    ap.add_argument(
+        "--memory-limit", default="160MB", help="collector --memory-limit (its default)"
+    )
     args = ap.parse_args(argv)
 
     db = Path(args.db)
