@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_receiver import start  # noqa: E402  (the same process launcher and null receiver)
+from launch import start, start_collector  # noqa: E402
 
 
 def sender_main(endpoint: str, n: int) -> None:
@@ -125,21 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     with tempfile.TemporaryDirectory() as tmp:
-        col, col_url = start(
-            [
-                sys.executable,
-                "-m",
-                "handoffscope.collector",
-                "--db",
-                f"{tmp}/e2e.duckdb",
-                "--http-port",
-                "0",
-                "--grpc-port",
-                "0",
-            ]
-        )
+        col, col_url = start_collector(f"{tmp}/e2e.duckdb")
         null, null_url = start([sys.executable, str(HERE / "bench_receiver.py"), "--null-server"])
-        col_url, null_url = f"http://{col_url}", f"http://{null_url}"
         try:
             run_sender(null_url, 4000), run_sender(col_url, 4000)  # warm up both
             to_null, to_col, drops = [], [], 0

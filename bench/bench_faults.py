@@ -26,16 +26,15 @@ import argparse
 import asyncio
 import logging
 import multiprocessing
-import re
 import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from launch import start_collector  # bench/ is on sys.path: these scripts run as files
 
 from handoffscope.instrumentation import HandoffRecorder, configure, stats
 
@@ -89,35 +88,6 @@ def _start_fault(mode: str, delay_s: float) -> tuple[str, multiprocessing.Proces
         except OSError:
             time.sleep(0.05)
     return f"http://127.0.0.1:{port}", proc
-
-
-_READY = re.compile(r"ready: http=(http://\S+) ")
-
-
-def _start_collector(db: Path) -> tuple[str, subprocess.Popen]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "handoffscope.collector",
-            "--db",
-            str(db),
-            "--http-port",
-            "0",
-            "--grpc-port",
-            "0",
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        match = _READY.search(line)
-        if match:
-            return match.group(1), proc
-    raise RuntimeError(f"collector did not start (exit {proc.wait()})")
 
 
 # --- the app -------------------------------------------------------------------------------
@@ -239,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
 
     with tempfile.TemporaryDirectory() as tmp:
-        healthy_url, collector = _start_collector(Path(tmp) / "bench.duckdb")
+        collector, healthy_url = start_collector(Path(tmp) / "bench.duckdb")
         slow_url, slow = _start_fault("slow", args.slow_s)
         unavailable_url, unavailable = _start_fault("503", 0.0)
         endpoints: dict[str, Callable[[], str | None]] = {

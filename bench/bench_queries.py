@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -34,11 +33,11 @@ import time
 from pathlib import Path
 
 import httpx
+from launch import start_collector  # bench/ is on sys.path: these scripts run as files
 
 HERE = Path(__file__).resolve().parent
 TARGET_MS = 200.0
 RSS_TARGET_MB = 400.0
-READY = re.compile(r"handoffscope collector ready: http=(?P<http>\S+) grpc=(?P<grpc>\S+)")
 S = 10**9
 
 
@@ -245,36 +244,7 @@ def main(argv: list[str] | None = None) -> None:
             ],
             check=True,
         )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "handoffscope.collector",
-            "--db",
-            str(db),
-            "--http-port",
-            "0",
-            "--grpc-port",
-            "0",
-            "--memory-limit",
-            args.memory_limit,
-            "--retention-days",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = None
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        m = READY.search(line)
-        if m:
-            base = m["http"]
-            break
-    if base is None:
-        raise SystemExit("collector did not start")
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+    proc, base = start_collector(db, "--memory-limit", args.memory_limit, "--retention-days", "0")
     try:
         run(base, proc.pid, args)
     finally:

@@ -21,7 +21,6 @@ import argparse
 import http.client
 import json
 import os
-import re
 import secrets
 import struct
 import subprocess
@@ -31,10 +30,12 @@ import threading
 import time
 from pathlib import Path
 
+import launch  # bench/ is on sys.path: these scripts run as files
+from launch import start_collector
+
 TARGET_SPANS_PER_S = 60_000
 SPANS_PER_EXPORT = 512
 SPANS_PER_RUN = 4
-READY = re.compile(r"ready: http=http://([\d.]+):(\d+)")
 PB = "application/x-protobuf"
 
 
@@ -231,16 +232,9 @@ def null_server_main() -> None:
 
 
 def start(cmd: list[str]) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert proc.stdout is not None
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        match = READY.search(line)
-        if match:
-            threading.Thread(target=proc.stdout.read, daemon=True).start()  # keep the pipe drained
-            return proc, f"{match[1]}:{match[2]}"
-    raise RuntimeError("server did not start:\n" + "".join(lines))
+    """launch.start, answering HOST:PORT (what http.client wants)."""
+    proc, url = launch.start(cmd)
+    return proc, url.removeprefix("http://")
 
 
 def load(target: str, payload: str, args: argparse.Namespace) -> dict:
@@ -304,21 +298,8 @@ def main() -> None:
             null.wait(30)
 
         db = os.path.join(tmp, "bench.duckdb")
-        collector, target = start(
-            [
-                sys.executable,
-                "-m",
-                "handoffscope.collector",
-                "--db",
-                db,
-                "--http-port",
-                "0",
-                "--grpc-port",
-                "0",
-                "--log-level",
-                "warning",
-            ]
-        )
+        collector, target = start_collector(db)
+        target = target.removeprefix("http://")
         try:
             measured = load(target, payload, args)
             conn = http.client.HTTPConnection(*target.split(":"))
