@@ -38,6 +38,10 @@ RUN_STATUS: Final = "run.status"
 RUN_FINAL_AGENT: Final = "run.final_agent"
 RUN_TURNS: Final = "run.turns"
 RUN_STARTED: Final = "run.started"
+RUN_OUTCOME_REQUIRED: Final = "run.outcome_required"
+"""Extension to DESIGN §3: the app declares that this run's completion must be verified
+(`instrument(..., require_outcome=True)`), so "done" without a passing outcome is a false
+completion even before the service has reported any outcome."""
 
 HANDOFF_ID: Final = "handoff.id"
 FROM_AGENT: Final = "handoff.from_agent"
@@ -53,6 +57,12 @@ CONTEXT_REQUIRED_KEYS: Final = "handoff.context.required_keys"
 CONTRACT_VERSION: Final = "handoff.contract_version"
 BUDGET_REMAINING: Final = "handoff.budget.remaining"
 REASON: Final = "handoff.reason"
+KIND: Final = "handoff.kind"
+"""Extension to DESIGN §3: `handoff` (control moves) or `delegation` (an agent invoked as a
+tool; its result returns to a caller that never gave up control). Absent means handoff."""
+UNOBSERVED: Final = "handoff.unobserved"
+"""Extension to DESIGN §3: NAMES of the boundaries this source cannot see for this handoff
+(e.g. `context` for a runtime with no context contract): they read `not_observed`."""
 
 ROUTE_GOTO: Final = "handoff.route.goto"
 CONTROL_BEFORE: Final = "handoff.control.before"
@@ -118,6 +128,30 @@ WAIT_DECISION_REJECTED: Final = "rejected"
 WAIT_DECISION_EXPIRED: Final = "expired"
 WAIT_DECISIONS: Final = (WAIT_DECISION_APPROVED, WAIT_DECISION_REJECTED, WAIT_DECISION_EXPIRED)
 
+KIND_HANDOFF: Final = "handoff"
+KIND_DELEGATION: Final = "delegation"
+KINDS: Final = (KIND_HANDOFF, KIND_DELEGATION)
+
+REASON_IGNORED_SAME_TURN: Final = "ignored_same_turn"
+"""`handoff.reason` of a handoff the runtime ignored because it takes one per turn (the
+Agents SDK takes the first of several handoffs the model asked for in one turn)."""
+REASON_TOOL_MISSING: Final = "handoff_tool_missing"
+"""`handoff.reason` of a call to a handoff tool the sending agent does not have."""
+REASON_EDGE: Final = "edge"
+"""`handoff.reason` of a transfer carried by a static or conditional graph edge."""
+REASON_COMMAND: Final = "command"
+"""`handoff.reason` of a transfer carried by a `Command(goto=...)`."""
+REASON_SEND: Final = "send"
+"""`handoff.reason` of one of several parallel `Send`s."""
+REASONS: Final = (
+    REASON_IGNORED_SAME_TURN,
+    REASON_TOOL_MISSING,
+    REASON_EDGE,
+    REASON_COMMAND,
+    REASON_SEND,
+)
+"""The `handoff.reason` codes the adapters set (apps may send other bounded codes)."""
+
 OUTCOME_PASS: Final = "pass"
 OUTCOME_FAIL: Final = "fail"
 OUTCOME_RESULTS: Final = (OUTCOME_PASS, OUTCOME_FAIL)
@@ -134,6 +168,8 @@ LOOP: Final = "loop"
 FALSE_COMPLETE: Final = "false_complete"
 APPROVAL_OVERDUE: Final = "approval_overdue"
 WAIT_UNCERTAIN: Final = "wait_uncertain"
+RUN_FAILED: Final = "run_failed"
+UNVERIFIED: Final = "unverified"
 WAITING_ON_APPROVAL: Final = "waiting_on_approval"
 IN_FLIGHT: Final = "in_flight"
 HEALTHY: Final = "healthy"
@@ -149,15 +185,19 @@ PRECEDENCE: Final = (
     FALSE_COMPLETE,
     APPROVAL_OVERDUE,
     WAIT_UNCERTAIN,
+    RUN_FAILED,
     WAITING_ON_APPROVAL,
     IN_FLIGHT,
+    UNVERIFIED,
     HEALTHY,
 )
 """All verdicts, worst first: the first rule that fails wins; a run takes its worst."""
 
 VERDICTS: Final = PRECEDENCE
-FAILURE_VERDICTS: Final = PRECEDENCE[:10]
-"""Verdicts 1–10 of DESIGN §4: the unhealthy ones."""
+FAILURE_VERDICTS: Final = PRECEDENCE[:11]
+"""Verdicts 1–11 of DESIGN §4: the unhealthy ones."""
+RUN_ONLY_VERDICTS: Final = (RUN_FAILED, UNVERIFIED)
+"""Verdicts a run can have but no single handoff: they come from run-level facts."""
 REJECTION_VERDICTS: Final = (ROUTE_REJECTED, CONTRACT_REJECTED)
 """What the weekly review counts as a rejection."""
 
@@ -174,8 +214,10 @@ VERDICT_LABELS: Final = {
     FALSE_COMPLETE: "False completion",
     APPROVAL_OVERDUE: "Approval overdue",
     WAIT_UNCERTAIN: "Wait uncertain",
+    RUN_FAILED: "Run failed",
     WAITING_ON_APPROVAL: "Waiting on approval",
     IN_FLIGHT: "In flight",
+    UNVERIFIED: "Unverified",
     HEALTHY: "Healthy",
 }
 """Words a person reads, for each verdict."""
@@ -191,11 +233,20 @@ NEXT_STEPS: Final = {
     FALSE_COMPLETE: "Reopen; run the verifier.",
     APPROVAL_OVERDUE: "Escalate to the owner.",
     WAIT_UNCERTAIN: "Fix the checkpoint.",
+    RUN_FAILED: "Inspect the failure; rerun from the last checkpoint.",
     WAITING_ON_APPROVAL: "Leave it alone; notify the owner.",
     IN_FLIGHT: "—",
+    UNVERIFIED: "Add a verifier (record_outcome).",
     HEALTHY: "Nothing.",
 }
 """The safe next step shown to the operator (DESIGN §4)."""
+
+REASON_NEXT_STEPS: Final = {
+    REASON_IGNORED_SAME_TURN: "The runtime takes one handoff per turn: ask for one at a time "
+    "(or turn parallel tool calls off); re-send the ignored one if it is still needed.",
+    REASON_TOOL_MISSING: "Block; give the agent that handoff, or stop the model asking for it.",
+}
+"""Next steps that depend on what happened, not only on the verdict (`handoff.reason`)."""
 
 REJECTION_NEXT_STEPS: Final = {
     REJECTION_INVALID: "repair",
@@ -225,6 +276,16 @@ BOUNDARY_PROGRESS: Final = "progress"
 """Not one of the six: a loop is a failure of progress across handoffs."""
 BOUNDARY_WAIT: Final = "wait"
 """Not one of the six: a human wait's checkpoint."""
+BOUNDARY_RUN: Final = "run"
+"""Not one of the six: the run itself (it crashed or hit its turn / recursion limit)."""
+
+PASSED: Final = "passed"
+FAILED: Final = "failed"
+UNKNOWN: Final = "unknown"
+NOT_OBSERVED: Final = "not_observed"
+BOUNDARY_STATES: Final = (PASSED, FAILED, UNKNOWN, NOT_OBSERVED)
+"""A boundary's state: evidence says it passed or failed; `unknown` (no evidence yet, or
+not reached after an earlier failure); `not_observed` (the source cannot see it)."""
 
 VERDICT_BOUNDARY: Final = {
     ROUTE_REJECTED: BOUNDARY_ROUTE,
@@ -237,6 +298,7 @@ VERDICT_BOUNDARY: Final = {
     FALSE_COMPLETE: BOUNDARY_RESULT,
     APPROVAL_OVERDUE: BOUNDARY_WAIT,
     WAIT_UNCERTAIN: BOUNDARY_WAIT,
+    RUN_FAILED: BOUNDARY_RUN,
 }
 """Which boundary a failure verdict belongs to (`failed_boundary` in the query API)."""
 
@@ -278,6 +340,7 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(RUN_FINAL_AGENT, STR, max_len=MAX_NAME_LEN),
         _spec(RUN_TURNS, INT),
         _spec(RUN_STARTED, INT),
+        _spec(RUN_OUTCOME_REQUIRED, BOOL),
         _spec(HANDOFF_ID, STR),
         _spec(FROM_AGENT, STR, max_len=MAX_NAME_LEN),
         _spec(TO_AGENT, STR, max_len=MAX_NAME_LEN),
@@ -292,6 +355,8 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(CONTRACT_VERSION, STR, max_len=MAX_CODE_LEN, code=True),
         _spec(BUDGET_REMAINING, INT),
         _spec(REASON, STR, max_len=MAX_CODE_LEN, code=True),
+        _spec(KIND, STR, values=KINDS),
+        _spec(UNOBSERVED, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
         _spec(ROUTE_GOTO, STR, max_len=MAX_NAME_LEN),
         _spec(CONTROL_BEFORE, STR, max_len=MAX_NAME_LEN),
         _spec(CONTROL_AFTER, STR, max_len=MAX_NAME_LEN),
