@@ -42,7 +42,7 @@ def test_documented_attributes_exist() -> None:
 
 
 def test_precedence_matches_design_order() -> None:
-    assert sc.PRECEDENCE[:10] == (
+    assert sc.PRECEDENCE[:11] == (
         "route_rejected",
         "stale_control",
         "open_tool_protocol",
@@ -53,6 +53,8 @@ def test_precedence_matches_design_order() -> None:
         "false_complete",
         "approval_overdue",
         "wait_uncertain",
+        "run_failed",
     )
-    assert sc.PRECEDENCE[10:] == ("waiting_on_approval", "in_flight", "healthy")
+    assert sc.PRECEDENCE[11:] == ("waiting_on_approval", "in_flight", "unverified", "healthy")
+    assert sc.FAILURE_VERDICTS == sc.PRECEDENCE[:11]
     assert set(sc.VERDICT_LABELS) == set(sc.PRECEDENCE) == set(sc.NEXT_STEPS)
