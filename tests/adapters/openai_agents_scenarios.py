@@ -164,7 +164,12 @@ async def retries_with_progress(instrumentor: Any, sensitive: bool) -> str:
     for i in range(1, 4):
         target = "transfer_to_agent_a" if i % 2 else "transfer_to_agent_b"
         steps.append(
-            [function_call("lookup_order", {"order": planted("tool-arg")}, call_id=f"call_rt{i}")]
+            # A different order each time: new work (the same call again would be none).
+            [
+                function_call(
+                    "lookup_order", {"order": planted(f"tool-arg-{i}")}, call_id=f"call_rt{i}"
+                )
+            ]
         )
         steps.append([function_call(target, {}, call_id=f"call_r{i}")])
     steps.append([assistant_message(planted("final-answer"))])

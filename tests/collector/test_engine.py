@@ -935,3 +935,82 @@ def test_turn_limit_cut_loop_is_a_loop_not_a_failed_admission(col):
     assert col.verdict("t", "3") == sc.LOOP  # the turn limit stopped the ping-pong
     assert col.handoff("t", "3")["run_stopped"] is True
     assert col.run_verdict("t") == sc.LOOP and col.run("t")["failed"] is True
+
+
+# --- real topologies (issue 10) ---------------------------------------------------------------
+
+
+def test_a_second_wait_does_not_inherit_the_first_ones_decision(col):
+    """Sequential approvals in one run, told apart by their resume token."""
+    decided = {sc.WAIT_DECISION: sc.WAIT_DECISION_APPROVED, sc.WAIT_RESUME_TOKEN_ID: "tok1"}
+    col.send(
+        run_span("q", sc.RUN_STATUS_STARTED),
+        wait("q", None, at=1),
+        span(sc.SPAN_WAIT, "q", at=2, a=decided),
+    )
+    assert col.run("q")["pending_approvals"] == 0
+    col.send(wait("q", None, at=3, a={sc.WAIT_RESUME_TOKEN_ID: "tok2"}))
+    r = col.run("q")
+    assert r["pending_approvals"] == 1
+    assert col.run_verdict("q") == sc.WAITING_ON_APPROVAL
+    (token,) = col.q("SELECT resume_token_id FROM waits")
+    assert token == ("tok2",)
+
+
+def test_verification_is_expected_once_the_service_reported_an_outcome(tmp_path):
+    c = Collector(tmp_path / "policy.duckdb", require_outcome=())
+    # Never verified: completed runs are unverified (not a failure).
+    c.send(request("u1", "h", "A", "B"), accept("u1", "h"), run_span("u1", "completed", at=2))
+    assert c.run_verdict("u1") == sc.UNVERIFIED
+    assert c.run("u1")["unverified"] is True and c.run("u1")["false_complete"] is False
+    assert c.verdict("u1", "h") == sc.HEALTHY
+    # The service starts verifying; a later run that completes without proof is false.
+    c.send(run_span("v1", "completed", at=10), outcome("v1", sc.OUTCOME_PASS, at=11))
+    assert c.run_verdict("v1") == sc.HEALTHY
+    c.send(run_span("f1", "completed", at=20))
+    assert c.run_verdict("f1") == sc.FALSE_COMPLETE
+    # The run that ended before any verifier existed stays unverified, across a restart.
+    c.restart()
+    assert c.run_verdict("u1") == sc.UNVERIFIED
+    c.send(run_span("f2", "completed", at=30))
+    assert c.run_verdict("f2") == sc.FALSE_COMPLETE
+    # A failing verifier is a false completion whatever the policy.
+    d = Collector(tmp_path / "fail.duckdb", require_outcome=())
+    d.send(run_span("x", "completed"), outcome("x", sc.OUTCOME_FAIL))
+    assert d.run_verdict("x") == sc.FALSE_COMPLETE
+    c.store.close()
+    d.store.close()
+
+
+def test_delegations_stay_out_of_handoff_counts_and_the_review(col):
+    col.send(
+        request("d", "t1", "lead", "researcher", turn=1, a={sc.KIND: sc.KIND_DELEGATION}),
+        accept("d", "t1"),
+        request("d", "h1", "lead", "writer", turn=2, sv=2),
+        accept("d", "h1", at=3),
+    )
+    r = col.run("d")
+    assert (r["handoff_count"], r["delegation_count"]) == (1, 1)
+    assert r["path"] == ["lead", "writer"]
+    assert col.q("SELECT sum(handoffs) FROM handoff_daily") == [(1,)]
+    assert col.q("SELECT sum(handoffs) FROM edge_hourly") == [(1,)]
+
+
+def test_crashed_and_limited_runs_are_run_failed(col):
+    col.send(
+        request("c", "h", "A", "B"), accept("c", "h"), run_span("c", sc.RUN_STATUS_FAILED, at=3)
+    )
+    assert col.run_verdict("c") == sc.RUN_FAILED and col.verdict("c", "h") == sc.HEALTHY
+    # A handoff whose destination the crash cut off: the run's failure, no grace to wait.
+    col.send(request("k", "h", "A", "B"), run_span("k", sc.RUN_STATUS_FAILED, at=1))
+    assert col.verdict("k", "h") == sc.RUN_FAILED
+    # A dropped parallel destination of a completed run: never started.
+    col.send(
+        request("p", "h1", "A", "B", turn=1, a={sc.REASON: sc.REASON_SEND}),
+        accept("p", "h1"),
+        request("p", "h2", "A", "C", turn=1, a={sc.REASON: sc.REASON_SEND}),
+        run_span("p", sc.RUN_STATUS_COMPLETED, at=2),
+        outcome("p", sc.OUTCOME_PASS),
+    )
+    assert col.verdict("p", "h2") == sc.DESTINATION_NOT_STARTED
+    assert col.run("p")["path"] == ["A", "B"]

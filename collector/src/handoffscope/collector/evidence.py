@@ -885,6 +885,7 @@ def evaluate_run(
     dest_false_claim = False
     last = transfers[-1] if transfers else None
     path: list[str] = []
+    last_sent: tuple | None = None
     holder = None
     unobserved: set[str] = set()
     for seq, h in enumerate(ordered):
@@ -910,9 +911,12 @@ def evaluate_run(
         if (v[_KIND] or sc.KIND_HANDOFF) != sc.KIND_HANDOFF:
             continue
         frm, to = v[_FROM], v[_TO]
-        # The path lists agents that ran: a sender ran; a destination once admitted.
-        if frm and (not path or path[-1] != frm):
+        # The path lists agents that ran: a sender ran; a destination once admitted. A
+        # sender's parallel handoffs of one turn are one visit to it.
+        sent = (v[_TURN], frm)
+        if frm and (not path or path[-1] != frm) and (v[_TURN] is None or sent != last_sent):
             path.append(frm)
+        last_sent = sent
         if to and v[_STARTED]:
             path.append(to)
         if v[_CONTROL_AFTER]:
