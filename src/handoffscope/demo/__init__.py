@@ -35,6 +35,8 @@ from .processes import Child, DemoError, collector_child, dashboard_child, wait_
 
 FRAMEWORK_MODULES = ("handoffscope.demo.openai_scenarios", "handoffscope.demo.langgraph_scenarios")
 RECORDER_MODULE = "handoffscope.demo.recorder_scenarios"
+QUIET_SERVICE = "demo-faq"
+"""A second demo service with no verifier: its completions read `unverified`."""
 
 
 def _env(name: str, default: str) -> str:
@@ -161,10 +163,14 @@ class Traffic:
         self.runs += 1
 
 
-def load_modules(provider: object) -> list[ModuleType]:
-    """The scenario modules, each set up on `provider`; a framework that is missing is skipped."""
+def load_modules(provider: object, quiet_provider: object | None = None) -> list[ModuleType]:
+    """The scenario modules, each set up on `provider`; a framework that is missing is skipped.
+
+    `quiet_provider` exports as a second service that never reports a verifier outcome,
+    so its completed runs show as `unverified` beside the verified desk.
+    """
     recorder_module = importlib.import_module(RECORDER_MODULE)
-    recorder_module.setup(provider)
+    recorder_module.setup(provider, quiet_provider=quiet_provider)
     modules = [recorder_module]
     for name in FRAMEWORK_MODULES:
         try:
@@ -196,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     api = args.api or f"http://{args.host}:{args.http_port}"
     endpoint = args.otlp_endpoint or api
     provider = None
+    quiet = None
     try:
         if not args.traffic_only:
             col = collector_child(
@@ -218,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         provider = configure(
             service_name=os.environ.get("OTEL_SERVICE_NAME", "demo-support"), endpoint=endpoint
         )
+        quiet = configure(service_name=QUIET_SERVICE, endpoint=endpoint, set_global=False)
         recorder = HandoffRecorder(provider)
-        modules = load_modules(provider)
+        modules = load_modules(provider, quiet)
 
         if args.backfill_weeks > 0 and not args.traffic_only and _stored(api, token) == 0:
             print(f"backfill: {args.backfill_weeks} weeks × {args.backfill_runs} runs of history")
@@ -273,9 +281,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"demo: {exc}\n  logs: {logdir}", file=sys.stderr)
         return 1
     finally:
-        if provider is not None:
-            provider.force_flush()
-            provider.shutdown()
+        for p in (provider, quiet):
+            if p is not None:
+                p.force_flush()
+                p.shutdown()
         for c in reversed(children):
             c.stop()
 

@@ -31,10 +31,10 @@ verifier result is `record_outcome(...)` after the run.
 | `false_complete` | a healthy-looking run completes; its verifier fails, or is never run | `false_complete` |
 
 A LangGraph ping-pong stops at the recursion limit *between* supersteps: the last handoff
-was requested and its destination never ran. That run reads `loop` (with `max_turns` and
-the cycle) while the last handoff is inside the collector's grace window, and
-`destination_not_started` after it — precedence 6 comes before 7 (DESIGN §4), and it is
-what a real graph that loops reports through this adapter.
+was requested and its destination never ran. A run stopped at its limit while cycling is a
+loop whichever handoff was last (DESIGN §4 rule 7), so that run reads `loop` (with
+`max_turns` and the cycle) at any time — its last destination is not judged
+`destination_not_started`.
 
 Each call runs one invocation (two for `approval_decided`) synchronously and takes tens of
 milliseconds. Threads that finished are deleted from the checkpointer; runs left waiting

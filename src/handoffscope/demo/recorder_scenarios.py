@@ -2,8 +2,9 @@
 
 These cover what a custom runtime reports by hand — contract refusals and missing
 context at the receiver, a destination that never starts, waits with and without all
-five facts — beside the OpenAI Agents SDK and LangGraph scenarios, which run through
-the real framework adapters.
+five facts, a run that crashes after a good handoff (`run_failed`), and a second service
+(`demo-faq`) that has no verifier, whose completions read `unverified` — beside the OpenAI
+Agents SDK and LangGraph scenarios, which run through the real framework adapters.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ AGENTS = ("triage", "billing", "refunds", "escalation")
 RECEIVER_TOOLS = {"refund.create", "ticket.update"}
 
 _recorder: HandoffRecorder | None = None
+_quiet: HandoffRecorder | None = None
 
 
-def setup(tracer_provider: object) -> None:
-    """Record through the demo's tracer provider (the same interface as the framework modules)."""
-    global _recorder
+def setup(tracer_provider: object, *, quiet_provider: object | None = None) -> None:
+    """Record through the demo's tracer provider (the same interface as the framework modules);
+    `quiet_provider` is the service without a verifier."""
+    global _recorder, _quiet
     _recorder = HandoffRecorder(tracer_provider)  # type: ignore[arg-type]
+    _quiet = HandoffRecorder(quiet_provider) if quiet_provider is not None else None  # type: ignore[arg-type]
 
 
 KINDS: dict[str, float] = {
@@ -36,6 +40,8 @@ KINDS: dict[str, float] = {
     "wait_pending": 0.8,
     "wait_overdue": 0.6,
     "wait_uncertain": 0.5,
+    "crashed": 0.5,
+    "unverified": 1.0,
 }
 
 
@@ -58,6 +64,8 @@ def run_scenario(kind: str, rng: random.Random) -> str:
     if kind not in KINDS:
         raise ValueError(f"unknown scenario kind {kind!r}; known: {', '.join(KINDS)}")
     rec = _recorder or HandoffRecorder()
+    if kind == "unverified":
+        rec = _quiet or rec
     run_id = f"custom-{uuid.uuid4().hex[:12]}"
     task = f"T-{rng.randrange(10**6)}"
     rec.run_started(run_id, agent="triage")
@@ -127,6 +135,13 @@ def run_scenario(kind: str, rng: random.Random) -> str:
         )
         rec.run_ended(run_id, "interrupted", final_agent="refunds", turns=2)
         return run_id
-    rec.outcome_verified(run_id, "refund_recorded", True, receipt_id=f"rcpt-{uuid.uuid4().hex[:8]}")
+    if kind == "crashed":
+        # The refund service raised after a clean handoff: nothing earlier explains it.
+        rec.run_ended(run_id, "failed", final_agent="refunds", turns=2)
+        return run_id
+    if kind != "unverified":  # the FAQ service has no verifier to run
+        rec.outcome_verified(
+            run_id, "refund_recorded", True, receipt_id=f"rcpt-{uuid.uuid4().hex[:8]}"
+        )
     rec.run_ended(run_id, "completed", final_agent="refunds", turns=3)
     return run_id
