@@ -41,10 +41,15 @@ TIME = {
     "description": "ISO-8601 UTC, milliseconds (2026-11-30T12:00:00.123Z)",
 }
 VERDICT = {"type": "string", "enum": list(sc.PRECEDENCE)}
-BOUNDARY_STATE = {"type": "string", "enum": ["passed", "failed", "unknown"]}
+BOUNDARY_STATE = {"type": "string", "enum": list(sc.BOUNDARY_STATES)}
 FAILED_BOUNDARY = {
     "type": ["string", "null"],
-    "enum": [*sc.BOUNDARIES, sc.BOUNDARY_PROGRESS, sc.BOUNDARY_WAIT, None],
+    "enum": [*sc.BOUNDARIES, sc.BOUNDARY_PROGRESS, sc.BOUNDARY_WAIT, sc.BOUNDARY_RUN, None],
+}
+KIND = {
+    "type": "string",
+    "enum": list(sc.KINDS),
+    "description": "handoff (control moves) or delegation (an agent called as a tool)",
 }
 
 
@@ -54,6 +59,7 @@ def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, 
 
 HANDOFF_PROPS: dict[str, Any] = {
     "handoff_id": STR,
+    "kind": KIND,
     "from_agent": NSTR,
     "to_agent": NSTR,
     "turn": NINT,
@@ -85,6 +91,7 @@ HANDOFF_PROPS: dict[str, Any] = {
     "outcome_result": NSTR,
     "wait": BOOL,
     "wait_decision": NSTR,
+    "unobserved": STRS,
 }
 
 APPROVAL = _obj(
@@ -124,8 +131,10 @@ RUN_SUMMARY_PROPS: dict[str, Any] = {
     "loop": BOOL,
     "false_complete": BOOL,
     "failed": BOOL,
+    "unverified": BOOL,
     "pending_approvals": INT,
     "turns": NINT,
+    "delegation_count": INT,
 }
 
 SCHEMAS: dict[str, Any] = {
@@ -156,7 +165,11 @@ SCHEMAS: dict[str, Any] = {
     "RunDetail": _obj(
         {
             **RUN_SUMMARY_PROPS,
+            "why": STR,
             "next_step": STR,
+            "verification_expected": BOOL,
+            "unobserved": STRS,
+            "not_observed": NSTR,
             "final_agent": NSTR,
             "ended_at": TIME,
             "path": STRS,
@@ -183,6 +196,7 @@ SCHEMAS: dict[str, Any] = {
     ),
     "Edge": _obj(
         {
+            "kind": KIND,
             "from_agent": NSTR,
             "to_agent": NSTR,
             "count": INT,
