@@ -190,7 +190,7 @@ IN_FLIGHT_COLUMNS = [
     "verdict", "verdict_label",
 ]  # fmt: skip
 EDGE_COLUMNS = [
-    "from_agent", "to_agent", "count", "unhealthy", "unhealthy_share", "undeclared",
+    "kind", "from_agent", "to_agent", "count", "unhealthy", "unhealthy_share", "undeclared",
     "verdicts", "runs",
 ]  # fmt: skip
 LOOP_COLUMNS = ["run_id", "service", "cycle", "repeats", "turns", "status", "last_seen_at"]

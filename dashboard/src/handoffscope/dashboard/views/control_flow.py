@@ -3,7 +3,9 @@
 A Sankey of agent→agent edges across runs in the window: a link's width is its number of
 handoffs, its colour the share of them that were unhealthy (green 0 % → red 100 %), and a
 dark outline marks an edge with undeclared handoffs. Below it, the same edges as a table
-and, for a chosen edge, the runs behind it with links to their Run detail.
+and, for a chosen edge, the runs behind it with links to their Run detail. Delegations — an
+agent called as a tool, control never leaving the caller — are not handoffs: they are
+listed apart, under the chart, and left out of its counts.
 """
 
 from __future__ import annotations
@@ -62,8 +64,40 @@ def _runs_behind(ranked: pd.DataFrame) -> None:
     layout.table(view, column_config={"Run": layout.run_link_column()})
 
 
+def _delegations(calls: pd.DataFrame) -> None:
+    st.subheader("Delegations (agents called as tools)")
+    st.caption(
+        "The caller keeps control and gets the delegate's result back: not a handoff, so not "
+        "in the chart or the handoff counts. A repeat is the same question with no new work."
+    )
+    layout.table(
+        pd.DataFrame(
+            {
+                "Caller → delegate": [
+                    style.edge(f, t)
+                    for f, t in zip(calls["from_agent"], calls["to_agent"], strict=True)
+                ],
+                "Calls": calls["count"],
+                "Unhealthy": [style.percent(s) for s in calls["unhealthy_share"]],
+                "Verdicts": [_verdict_words(v) for v in calls["verdicts"]],
+            }
+        )
+    )
+
+
 with layout.guard():
-    edges = client.edges(filters.service, filters.window_seconds)
+    everything = client.edges(filters.service, filters.window_seconds)
+    kinds = everything["kind"].fillna(sc.KIND_HANDOFF) if not everything.empty else None
+    edges = (
+        everything[kinds == sc.KIND_HANDOFF].reset_index(drop=True)
+        if kinds is not None
+        else everything
+    )
+    calls = (
+        everything[kinds == sc.KIND_DELEGATION].reset_index(drop=True)
+        if kinds is not None
+        else everything
+    )
     if edges.empty:
         layout.empty_state(
             "No handoffs between agents",
@@ -105,3 +139,5 @@ with layout.guard():
         )
         layout.table(table)
         _runs_behind(ranked)
+    if not calls.empty:
+        _delegations(calls)
