@@ -163,9 +163,16 @@ def test_healthy_handoff_exact_spans(instrumentor, exporter) -> None:
         sc.TOOL_CALL_ID,
         sc.ROUTE_GOTO,
         sc.CONTROL_BEFORE,
+        sc.REASON,
+        sc.KIND,
+        sc.UNOBSERVED,
         sc.GEN_AI_AGENT_NAME,
     }
     assert request[sc.FROM_AGENT] == "triage"
+    assert request[sc.REASON] == sc.REASON_COMMAND  # a handoff tool's Command(goto)
+    assert request[sc.KIND] == sc.KIND_HANDOFF
+    # LangGraph has no context contract; a tool call carried it, so its protocol is seen.
+    assert request[sc.UNOBSERVED] == (sc.BOUNDARY_CONTEXT,)
     assert request[sc.TO_AGENT] == request[sc.ROUTE_GOTO] == "billing"
     assert request[sc.ROUTE_DECLARED] is True
     assert request[sc.CONTROL_BEFORE] == "triage"
