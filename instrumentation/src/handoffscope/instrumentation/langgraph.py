@@ -12,30 +12,50 @@ handler to the call's config. `uninstrument()` removes the wrappers.
 
 What it sees, and what it emits (names in `semconv`; at most two spans per handoff):
 
-- **Agents** are the nodes of the graph you invoke (the root graph); a node may itself be a
-  compiled subgraph with its own model and tools (the swarm / supervisor shape).
-- **A handoff** is a `Command` with a `goto` that moves control from one root node to
-  another: returned by a root node (`Command(goto="billing", update=...)`), or raised from
-  inside a node's subgraph with `graph=Command.PARENT` — typically by a handoff tool. A
-  `ParentCommand` bubbles through every level and reaches callbacks several times; it is
-  recorded once, when it reaches the root node that hands off. Each `goto` target (a node
-  name or a `Send`) is one handoff; `goto=END` and a node sending to itself are not handoffs.
-- `handoff.request`, as soon as the command is seen: `from_agent`, `to_agent`,
+- **Agents** are the nodes of the graph you invoke (the root graph), except LangGraph's own
+  `__...` nodes and `ToolNode`s (a root-level react agent's `model` <-> `tools` is one agent
+  at work, not two agents handing off). A node may itself be a compiled subgraph with its
+  own model and tools (the swarm / supervisor shape). `instrument(agent_nodes=[...])` names
+  the agents yourself.
+- **A handoff** is any transfer of control from one agent node to another, whatever
+  carries it (`handoff.reason`):
+  - `command` — a `Command(goto=...)` returned by a root node, or raised from inside its
+    subgraph with `graph=Command.PARENT` (a handoff tool: langgraph-swarm's, langgraph-
+    supervisor's). A `ParentCommand` bubbles through every level and reaches callbacks
+    several times; it is recorded once, when it reaches the root node that hands off.
+  - `send` — each `Send` of a `goto` (parallel destinations: one handoff each).
+  - `edge` — a static edge (`add_edge("billing", "supervisor")`: langgraph-supervisor's
+    workers return to the supervisor this way), recorded when the sender's step ends; or a
+    conditional edge (`add_conditional_edges`), whose destination is known only when it
+    starts in the next superstep, so request, transfer and admission go on one span then
+    (`route.declared` true when the branch lists its destinations, absent when open-ended).
+  `goto=END` and a node sending to itself are not handoffs. A `goto` or `Send` to a name
+  that is no node is one: LangGraph drops it without running anything, so it is never
+  admitted (the collector judges it `destination_not_started`).
+- `handoff.request`, as soon as the handoff is known: `from_agent`, `to_agent`,
   `route.goto`, `route.declared` (is the target among the sender's declared destinations:
   its static and conditional edges, `Command[Literal[...]]` return annotation or
   `add_node(..., destinations=...)`; omitted when the node declares nothing or has an
   open-ended branch), `turn` (the superstep), `tool_call.id` (when a tool issued it),
-  `control.before` (the sender's view of the control key, default `active_agent`),
-  `fingerprint` and `state_version` (below).
+  `control.before`, `fingerprint` and `state_version` (below), `reason`, `kind`
+  (`handoff`) and `unobserved`: the boundaries this adapter cannot see — `context` always
+  (LangGraph has no context contract), and `tool_protocol` when no tool call carried it.
 - `handoff.transfer`, when the destination node starts: `destination.started=true`,
-  `control.after` (the destination's view of the control key — a graph that declares the
-  key but never set it reports `(unset)`, which is stale), and `tool_call.closed` (does a
-  `ToolMessage` with the handoff's own `tool_call_id` sit in the destination's messages).
-  A destination that never starts (recursion limit, crash) sends nothing more: the
-  collector calls it `destination_not_started` after its grace window.
-- `handoff.run` at start (`started`) and end: `completed`, `failed`, `interrupted` (a node
-  called `interrupt()`, or the caller stopped iterating), `max_turns` (`GraphRecursionError`),
-  with `run.final_agent` and `run.turns` (supersteps).
+  `control.after` and `tool_call.closed` (does a `ToolMessage` with the handoff's own
+  `tool_call_id` sit in the destination's messages). A destination that never starts
+  (recursion limit, crash, a dropped `Send`) sends nothing more: the collector calls it
+  `destination_not_started`.
+- **Control.** Where the graph's state has the control key (`control_key`, default
+  `active_agent`, as langgraph-swarm keeps it), `control.before` is the sender's view of it
+  and `control.after` the destination's — a graph that declares the key but never set it
+  reports `(unset)`, which is stale: that is how a handoff that forgot to move the key is
+  caught. A graph without that key (langgraph-supervisor's) gets the runtime's own view:
+  `control.before` is the sending node, `control.after` the node that actually started.
+- `handoff.run` at start (`started`; with `run.outcome_required=true` under
+  `instrument(require_outcome=True)`: the app declares its runs must be verified) and end:
+  `completed`, `failed`, `interrupted` (a node called `interrupt()`, or the caller stopped
+  iterating), `max_turns` (`GraphRecursionError`), with `run.final_agent` and `run.turns`
+  (supersteps).
 - `handoff.wait` when an `interrupt()` is checkpointed (`wait.resume_token_id` is the
   interrupt id, `wait.state_persisted` is true when the graph has a checkpointer and a
   thread id), and again with `wait.decision` when `Command(resume=...)` answers it.
@@ -48,13 +68,29 @@ checkpoint's metadata under `handoff.run_id`. Nodes that re-run after a resume a
 counted twice (handoff ids derive from LangGraph's own task ids; a destination is admitted
 once).
 
-**Loops.** `state_version` counts the messages that are *work* — everything except the
-handoff plumbing (an `AIMessage` whose tool calls are all handoffs, and the `ToolMessage`s
-answering them); `fingerprint` is the keyed HMAC (`fingerprint()`) of the ids of the human
-messages and of the other state values (not the messages, not the control key, not managed
-values). Agents handing work back and forth without doing any is therefore a loop; a retry
-after real progress is not. Message *content* is never read into a span: only types, ids and
-tool-call ids are looked at, and the fingerprint is an HMAC.
+**Loops.** A loop is the same destination getting the same task with no new work, so
+`fingerprint` is the task — the keyed HMAC (`fingerprint()`) of the human messages' ids — and
+`state_version` is progress: the number of *distinct units of work* produced in the run so
+far, each unit a keyed HMAC. The units:
+
+- each tool call (tool name + arguments) and each tool result (`ToolMessage`: name +
+  content), except the handoff plumbing: calls that carried a handoff, tools named
+  `transfer_to_...` / `transfer_back_to_...`, and langgraph-supervisor's hand-back pair
+  (`response_metadata["__is_handoff_back"]`) — with their `ToolMessage`s;
+- each AI message without tool calls (its text: the same answer twice is one unit);
+- each state value other than the messages, the control key and managed values, per key
+  (a list or tuple: one unit per element, so appending an identical note adds nothing).
+
+Repeating work therefore adds nothing and new work adds one per unit: (to_agent,
+fingerprint, state_version) repeats exactly when the same destination gets the same task
+with no new work in between — a bounce, a supervisor re-dispatching the same request, a
+retry that looks the same invoice up again — while a retry that produced something new is
+not a loop. Units are read from the state the sender started from and the update its step
+writes (work done inside a subgraph reaches the root state only through it). Each message
+is digested once per run (remembered by message id); a run remembers its last 10,000
+units and message digests — a unit forgotten and seen again counts as new, so a loop
+longer than that goes unseen rather than work being mistaken for a loop. Content never
+reaches a span: only keyed HMACs, ids, names and counts do.
 
 **Waits.** Say who owns an approval, why, and until when, by merging `wait_details(...)` into
 the interrupt value (it travels with the interrupt to your UI and into the checkpoint):
@@ -83,7 +119,10 @@ config you invoked with):
 stops, not waits: such a run reports `completed`. Graphs invoked from inside a node on the
 node's own config belong to the outer run; with a thread of their own they are runs of
 their own. A `RemoteGraph` is not observed (its graph runs in another process — instrument
-that one). Adding any callback handler makes LangChain run its callback machinery for every
+that one). Only the root graph's nodes are agents: handoffs inside a subgraph (a swarm
+nested in a node) are that node's own work. A conditional edge's destination is recognised
+by timing — an agent that starts in the superstep after the edge's sender, among the edge's
+destinations, and that nothing else the adapter saw sent there. Adding any callback handler makes LangChain run its callback machinery for every
 step; `bench/bench_adapter_langgraph.py` measures what that and the spans cost.
 
 The instrumentor never raises into your graph: its failures are logged at debug level and
