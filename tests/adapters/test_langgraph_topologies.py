@@ -366,3 +366,24 @@ def test_require_outcome_is_declared_on_the_run(instrument, exporter) -> None:
     assert started[sc.RUN_OUTCOME_REQUIRED] is True
     assert sc.RUN_OUTCOME_REQUIRED not in ended
     assert_clean()
+
+
+def test_each_message_is_digested_once_per_run(instrument, exporter, monkeypatch) -> None:
+    from handoffscope.instrumentation import langgraph as adapter
+
+    digested: list[Any] = []
+    real = adapter.fingerprint
+
+    def counting(task: Any, state: Any = None) -> str:
+        digested.append(task)
+        return real(task, state)
+
+    monkeypatch.setattr(adapter, "fingerprint", counting)
+    with pytest.raises(GraphRecursionError):
+        scenarios.supervisor_redispatch().invoke(scenarios.user_input(), {"recursion_limit": 10})
+    # Ten handoffs each re-read the whole history, but billing's five answers are digested
+    # once each (remembered by message id): the cost grows with the messages, not with
+    # messages x handoffs. The other digests are one task fingerprint per handoff.
+    assert digested.count("answer") == 5
+    assert len(digested) == 5 + 10
+    assert_clean()

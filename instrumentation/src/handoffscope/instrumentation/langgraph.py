@@ -499,6 +499,16 @@ def _items(update: Any) -> list[tuple[Any, Any]]:
     return []
 
 
+def _state_items(state: Any) -> list[tuple[Any, Any]]:
+    """A state's (key, value) pairs: a TypedDict state, or a dataclass / pydantic one."""
+    if isinstance(state, Mapping):
+        return list(state.items())
+    attrs = getattr(state, "__dict__", None)
+    if isinstance(attrs, dict):
+        return [(k, v) for k, v in attrs.items() if not k.startswith("_")]
+    return []
+
+
 def _progress(
     run: _Run, info: _GraphInfo, messages_key: str, state: Any, updates: Sequence[Any]
 ) -> tuple[str, int]:
@@ -508,7 +518,7 @@ def _progress(
     agent did inside its subgraph reaches the root state only through them. Call with
     `run.lock` held (the run's unit and message memories are shared by parallel tasks).
     """
-    pairs = _items(state) if isinstance(state, Mapping) else []
+    pairs = _state_items(state)
     for update in updates:
         pairs.extend(_items(update))
     human: list[str] = []
