@@ -102,6 +102,8 @@ REQUEST_TYPES = {
     sc.ROUTE_DECLARED: bool,
     sc.ROUTE_GOTO: str,
     sc.CONTROL_BEFORE: str,
+    # What SDK spans cannot see (the tool protocol and context checks): not_observed.
+    sc.UNOBSERVED: tuple,
 }
 
 
@@ -300,14 +302,19 @@ def test_multiple_handoffs_in_one_turn_reject_the_ignored_route(
     run_id = run(scn.multiple_handoffs(instrumentor, sensitive=False))
     spans = spans_of(exporter, run_id)
     taken, ignored = named(spans, sc.SPAN_REQUEST)
-    assert types(ignored) == REQUEST_TYPES
+    assert types(ignored) == {**REQUEST_TYPES, sc.REASON: str}
     assert ignored[sc.HANDOFF_ID] == taken[sc.HANDOFF_ID] + ":1"
+    # Not "restore a declared route": the route was declared; the runtime ignored it.
+    assert ignored[sc.REASON] == sc.REASON_IGNORED_SAME_TURN
     assert (ignored[sc.TO_AGENT], ignored[sc.ROUTE_GOTO]) == ("refunds", "billing")
     assert ignored[sc.ROUTE_DECLARED] is True  # declared, but the runtime went elsewhere
     (accept,) = named(spans, sc.SPAN_ACCEPT)
     assert accept[sc.HANDOFF_ID] == taken[sc.HANDOFF_ID]
     merged = evidence(spans)
-    assert classify(merged[ignored[sc.HANDOFF_ID]]).verdict == sc.ROUTE_REJECTED
+    merged[ignored[sc.HANDOFF_ID]].reason = ignored[sc.REASON]
+    judged = classify(merged[ignored[sc.HANDOFF_ID]])
+    assert judged.verdict == sc.ROUTE_REJECTED
+    assert "one handoff per turn" in judged.why and "one handoff per turn" in judged.next_step
     assert classify(merged[taken[sc.HANDOFF_ID]]).verdict == sc.HEALTHY
 
 

@@ -485,8 +485,11 @@ def test_views_over_one_history(collector_factory, otlp_sender_factory):
         w.request("h", "billing", "finance")
         w.accept("h")
         w.wait("h", deadline=deadline, **attrs)
+    # The app declared that its runs must be verified (run.outcome_required).
     Run(sender, "done-no-proof", t0).status(
-        sc.RUN_STATUS_COMPLETED, dur=4, **{sc.RUN_FINAL_AGENT: "billing"}
+        sc.RUN_STATUS_COMPLETED,
+        dur=4,
+        **{sc.RUN_FINAL_AGENT: "billing", sc.RUN_OUTCOME_REQUIRED: True},
     )
     live = Run(sender, "running", now - 5 * S)
     live.status(sc.RUN_STATUS_STARTED)

@@ -119,6 +119,9 @@ class Collector:
 
     def __init__(self, path, **engine_kw):
         self.path = path
+        # These tests judge completions where verification is expected (as with
+        # `--require-outcome '*'`); the verification policy itself has its own tests.
+        engine_kw.setdefault("require_outcome", ("*",))
         self.engine_kw = engine_kw
         self.store = DuckDBStore(path)
         self.engine = HealthEngine(**engine_kw)

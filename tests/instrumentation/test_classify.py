@@ -206,6 +206,51 @@ def test_loop_cut_by_the_turn_limit_stays_a_loop() -> None:
         outcome_result=None,
     )
     assert judge(replace(last, loop=True, run_stopped=True)) == sc.LOOP
-    # without the turn limit, or without a loop, a missing admission is still rule 6
+    # without the turn limit, a missing admission is still rule 6
     assert judge(replace(last, loop=True)) == sc.DESTINATION_NOT_STARTED
-    assert judge(replace(last, run_stopped=True)) == sc.DESTINATION_NOT_STARTED
+    # a run stopped by its limit without cycling: the destination was cut off by the
+    # run's failure, not by routing or admission
+    assert judge(replace(last, run_stopped=True)) == sc.RUN_FAILED
+
+
+def test_unadmitted_destination_of_an_ended_run_needs_no_grace() -> None:
+    """A dropped parallel Send: the run completed and the destination never ran."""
+    last = replace(
+        green(),
+        destination_started=None,
+        first_seen_ns=NOW - SEC,  # well inside the grace window
+        claims_done=False,
+        outcome_result=None,
+    )
+    assert judge(last) == sc.IN_FLIGHT
+    assert judge(replace(last, run_status=sc.RUN_STATUS_COMPLETED)) == sc.DESTINATION_NOT_STARTED
+    assert judge(replace(last, run_status=sc.RUN_STATUS_FAILED)) == sc.RUN_FAILED
+    assert judge(replace(last, run_status=sc.RUN_STATUS_INTERRUPTED)) == sc.IN_FLIGHT  # resumable
+
+
+def test_ignored_and_missing_handoffs_say_what_happened() -> None:
+    ignored = replace(
+        green(), route_goto="billing", to_agent="refunds", reason=sc.REASON_IGNORED_SAME_TURN
+    )
+    c = classify(ignored, now_ns=NOW)
+    assert c.verdict == sc.ROUTE_REJECTED and "one handoff per turn" in c.next_step
+    assert "restore a declared route" not in c.next_step
+    missing = replace(green(), reason=sc.REASON_TOOL_MISSING, route_declared=False)
+    c = classify(missing, now_ns=NOW)
+    assert c.verdict == sc.ROUTE_REJECTED and "does not have" in c.why
+
+
+def test_a_run_stopped_while_cycling_is_a_loop_whichever_handoff_was_last() -> None:
+    # progress every hop (state_version moves), so neither the key nor the cycle rule fires
+    hops = [
+        HandoffStep("1", "sup", "math", "fp", 1),
+        HandoffStep("2", "math", "sup", "fp", 2),
+        HandoffStep("3", "sup", "math", "fp", 3),
+        HandoffStep("4", "math", "sup", "fp", 4),
+    ]
+    assert find_loops(hops).looping_ids == set()
+    cut = find_loops(hops, stopped=True)
+    assert cut.looping_ids == {"2", "3", "4"} and cut.cycle[0] == cut.cycle[-1] == "sup"
+    # stopped while going somewhere new: not cycling
+    onward = [*hops[:2], HandoffStep("3", "sup", "writer", "fp", 3)]
+    assert find_loops(onward, stopped=True).looping_ids == set()

@@ -126,6 +126,8 @@ def evidence_of(row: dict[str, Any]) -> HandoffEvidence:
     return HandoffEvidence(
         run_id=row["run_id"],
         handoff_id=row["handoff_id"],
+        kind=row["kind"] or sc.KIND_HANDOFF,
+        reason=row["reason"],
         from_agent=row["from_agent"],
         to_agent=row["to_agent"],
         first_seen_ns=row["first_seen_ns"],
@@ -142,6 +144,7 @@ def evidence_of(row: dict[str, Any]) -> HandoffEvidence:
         rejection_reason=row["rejection_reason"],
         loop=row["loop"],
         run_stopped=row["run_stopped"],
+        run_status=row["run_status"],
         claims_done=row["claims_done"],
         outcome_result=row["outcome_result"],
         wait_seen=row["wait_seen"],
@@ -154,15 +157,19 @@ def evidence_of(row: dict[str, Any]) -> HandoffEvidence:
     )
 
 
-PASSED, FAILED, UNKNOWN = "passed", "failed", "unknown"
+PASSED, FAILED, UNKNOWN, NOT_OBSERVED = sc.PASSED, sc.FAILED, sc.UNKNOWN, sc.NOT_OBSERVED
 
 
-def boundaries(ev: HandoffEvidence, c: Classification) -> dict[str, str]:
-    """Each of the six boundaries: passed (evidence says so), failed, or unknown.
+def boundaries(
+    ev: HandoffEvidence, c: Classification, unobserved: tuple[str, ...] | list[str] = ()
+) -> dict[str, str]:
+    """Each of the six boundaries: passed (evidence says so), failed, unknown or not_observed.
 
-    Unknown means no evidence yet, or not reached because an earlier check failed. The
-    checks run in DESIGN §4 order, where the progress check (loops) sits between the
-    destination and the result, and the wait checks come last.
+    Unknown means no evidence yet, or not reached because an earlier check failed;
+    not_observed that the source cannot see this boundary (`handoff.unobserved`), so a
+    healthy verdict says nothing about it. The checks run in DESIGN §4 order, where the
+    progress check (loops) sits between the destination and the result, and the wait
+    checks come last.
     """
     evidence = {
         sc.BOUNDARY_ROUTE: ev.route_declared is True
@@ -181,6 +188,8 @@ def boundaries(ev: HandoffEvidence, c: Classification) -> dict[str, str]:
         stop = order.index(sc.BOUNDARY_RESULT)  # a loop is judged before the result
     else:
         stop = len(order)
+    if failed == sc.BOUNDARY_RUN:
+        stop = order.index(sc.BOUNDARY_DESTINATION)  # the run failed before admission
     out = {}
     for i, b in enumerate(order):
         if i < stop:
@@ -189,6 +198,8 @@ def boundaries(ev: HandoffEvidence, c: Classification) -> dict[str, str]:
             out[b] = FAILED
         else:
             out[b] = UNKNOWN
+        if b in unobserved and out[b] != FAILED:
+            out[b] = NOT_OBSERVED
     return out
 
 
@@ -203,12 +214,14 @@ def handoff_json(
             "handoff %s/%s: stored %s, judged %s", ev.run_id, ev.handoff_id, verdict, c.verdict
         )
         c = Classification(verdict, sc.VERDICT_BOUNDARY.get(verdict), c.why)
+    unobserved = list(row["unobserved"] or [])
     out: dict[str, Any] = {}
     if with_run:
         out["run_id"] = row["run_id"]
         out["service"] = row["service"]
     out.update(
         handoff_id=row["handoff_id"],
+        kind=row["kind"] or sc.KIND_HANDOFF,
         from_agent=row["from_agent"],
         to_agent=row["to_agent"],
         turn=row["turn"],
@@ -218,7 +231,7 @@ def handoff_json(
         verdict_label=_label(verdict),
         failed_boundary=c.failed_boundary,
         why=c.why,
-        next_step=sc.NEXT_STEPS[verdict],
+        next_step=c.next_step or sc.NEXT_STEPS[verdict],
         fingerprint=row["fingerprint"],
         state_version=row["state_version"],
         history_items_forwarded=row["history_items_forwarded"],
@@ -240,9 +253,10 @@ def handoff_json(
         outcome_result=row["outcome_result"],
         wait=row["wait_seen"],
         wait_decision=row["wait_decision"],
+        unobserved=unobserved,
     )
     if with_boundaries:
-        out["boundaries"] = boundaries(ev, c)
+        out["boundaries"] = boundaries(ev, c, unobserved)
     return out
 
 
@@ -282,9 +296,41 @@ def run_summary_json(row: dict[str, Any], verdict: str) -> dict[str, Any]:
         "loop": row["loop"],
         "false_complete": row["false_complete"],
         "failed": row["failed"],
+        "unverified": bool(row["unverified"]),
         "pending_approvals": row["pending_approvals"],
         "turns": row["turns"],
+        "delegation_count": row["delegation_count"] or 0,
     }
+
+
+def run_why(row: dict[str, Any], verdict: str, handoffs: list[dict[str, Any]]) -> str:
+    """The run's verdict in words: its first failing handoff's why, or the run-level fact."""
+    for h in handoffs:
+        if h["verdict"] == verdict and h["why"]:
+            edge = f"{h['from_agent'] or '?'} → {h['to_agent'] or '?'}"
+            return f"{edge} ({h['failed_boundary'] or 'handoff'}): {h['why']}"
+    if verdict == sc.LOOP:
+        cycle = " → ".join(row["loop_cycle"] or [])
+        return f"the run cycles without new work{': ' + cycle if cycle else ''}"
+    if verdict == sc.FALSE_COMPLETE:
+        return "the run claimed completion without a passing verifier"
+    if verdict == sc.RUN_FAILED:
+        if row["status"] == sc.RUN_STATUS_MAX_TURNS:
+            return "the run hit its turn or recursion limit"
+        return "the run crashed (status failed)"
+    if verdict == sc.UNVERIFIED:
+        svc = row["service"] or "this service"
+        return f"completed, but no verifier is reported by {svc}: add record_outcome"
+    if verdict == sc.HEALTHY and row["unobserved"]:
+        return "every observed boundary passed"
+    return sc.VERDICT_LABELS.get(verdict, verdict)
+
+
+def not_observed_note(unobserved: list[str]) -> str | None:
+    """What `healthy` cannot speak for on this run (the source cannot see these checks)."""
+    if not unobserved:
+        return None
+    return "not observed by this source: " + ", ".join(unobserved)
 
 
 SPAN_ATTRIBUTE_COLUMNS = tuple(ATTRIBUTE_COLUMNS.items())
@@ -445,8 +491,16 @@ class QueryAPI:
                     },
                 )
             body = run_summary_json(r, verdict)
+            handoff_list = [
+                handoff_json(h, now, grace, with_run=False, with_boundaries=True) for h in handoffs
+            ]
+            unobserved = list(r["unobserved"] or [])
             body.update(
+                why=run_why(r, verdict, handoff_list),
                 next_step=sc.NEXT_STEPS[verdict],
+                verification_expected=bool(r["verification_expected"]),
+                unobserved=unobserved,
+                not_observed=not_observed_note(unobserved),
                 final_agent=r["final_agent"],
                 ended_at=iso(r["ended_ns"]),
                 path=list(r["path"]),
@@ -466,10 +520,7 @@ class QueryAPI:
                     if s["outcome_result"] is not None
                 ],
                 waits=[approval_json(w, now) for w in waits],
-                handoffs=[
-                    handoff_json(h, now, grace, with_run=False, with_boundaries=True)
-                    for h in handoffs
-                ],
+                handoffs=handoff_list,
                 spans=[span_json(s) for s in spans],
             )
             return body
@@ -540,6 +591,7 @@ class QueryAPI:
                 verdicts = dict(sorted(r["verdicts"].items(), key=lambda kv: sc.RANK[kv[0]]))
                 edges.append(
                     {
+                        "kind": r["kind"],
                         "from_agent": r["from_agent"],
                         "to_agent": r["to_agent"],
                         "count": r["count"],

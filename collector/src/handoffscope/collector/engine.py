@@ -58,6 +58,7 @@ from .evidence import (
     RunState,
     RunView,
     SpanColumns,
+    VerificationPolicy,
     evaluate_run,
     merge_spans,
     run_key,
@@ -122,6 +123,9 @@ HANDOFF_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("flip2_ns", I64),
     ("flip2_verdict", STR),
     ("unhealthy_from_ns", I64),
+    ("kind", STR),
+    ("unobserved", STRS),
+    ("run_status", STR),
 )
 """Columns of `handoffs` after row_seq, in the order `_handoff_row` builds them."""
 
@@ -155,6 +159,10 @@ RUN_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("flip1_verdict", STR),
     ("flip2_ns", I64),
     ("flip2_verdict", STR),
+    ("delegation_count", I32),
+    ("unverified", BOOL),
+    ("verification_expected", BOOL),
+    ("unobserved", STRS),
 )
 
 WAIT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -189,6 +197,7 @@ DAILY_SCHEMA = pa.schema(
 )
 
 _H = {name: i for i, (name, _) in enumerate(HANDOFF_COLUMNS)}
+_W_TOKEN = [name for name, _ in WAIT_COLUMNS].index("resume_token_id")
 
 ROUTE_REASON = "route"
 """The weekly review's reason for `route_rejected` (contract rejections use their own)."""
@@ -232,12 +241,15 @@ def _rows_of(table: pa.Table, columns: Sequence[tuple[str, pa.DataType]]) -> lis
     return list(zip(*(table.column(name).to_pylist() for name, _ in columns), strict=True))
 
 
-def daily_key(row: tuple) -> tuple:
+def daily_key(row: tuple) -> tuple | None:
     """(day, service, from, to, reason) of a handoff row: its weekly-review bucket.
 
     Rejections never depend on time (they precede every time-based rule), so the base
-    verdict decides the reason and the bucket never goes stale.
+    verdict decides the reason and the bucket never goes stale. Delegations (an agent
+    called as a tool) are not handoffs and stay out of the review (None).
     """
+    if row[_H["kind"]] == sc.KIND_DELEGATION:
+        return None
     verdict = row[_H["verdict"]]
     if verdict == sc.ROUTE_REJECTED:
         reason = ROUTE_REASON
@@ -274,8 +286,9 @@ EDGE_RUNS_KEPT = 20
 
 def edge_key(row: tuple) -> tuple | None:
     """(hour, service, from, to, verdict, undeclared) of a settled handoff row; None while
-    its verdict still depends on time (those are read live, see 0007_edge_hourly.sql)."""
-    if row[_H["flip1_ns"]] is not None:
+    its verdict still depends on time (those are read live, see 0007_edge_hourly.sql), and
+    for delegations, which the edges query reads live and draws apart."""
+    if row[_H["flip1_ns"]] is not None or row[_H["kind"]] == sc.KIND_DELEGATION:
         return None
     return (
         row[_H["first_seen_ns"]] // NS_PER_HOUR,
@@ -340,6 +353,7 @@ class _Writes:
         self.edges: Counter[tuple] = Counter()
         self.edge_runs: defaultdict[tuple, list[tuple[int, str]]] = defaultdict(list)
         self.services: set[str] = set()
+        self.service_outcomes: dict[str, int] = {}
 
 
 class HealthEngine:
@@ -352,8 +366,11 @@ class HealthEngine:
         *,
         max_hot_handoffs: int = 20_000,
         reload_window_seconds: float = 3600.0,
+        require_outcome: Iterable[str] = (),
     ) -> None:
         self.grace_seconds = float(grace_seconds)
+        self.policy = VerificationPolicy(require_outcome)
+        """Which completed runs must be verified (collector flag, run flag, service history)."""
         self.retention_days = retention_days
         self.max_hot_handoffs = max_hot_handoffs
         """Bound on in-memory state, in handoffs (a run counts one more). About 1.5 kB
@@ -403,7 +420,17 @@ class HealthEngine:
         h, r, w = con.execute(_sql("max_row_seqs")).fetchall()[0]
         self._seq = {"handoffs": int(h), "runs": int(r), "waits": int(w)}
         self.keys.reset(_run_keys(con))
-        self.services = set(_fetch(con, "all_services").column("service").to_pylist())
+        services = _fetch(con, "all_services")
+        self.services = set(services.column("service").to_pylist())
+        self.policy.first_outcome = {
+            svc: t
+            for svc, t in zip(
+                services.column("service").to_pylist(),
+                services.column("first_outcome_ns").to_pylist(),
+                strict=True,
+            )
+            if t is not None
+        }
         now = time.time_ns() if now_ns is None else now_ns
         recent = _fetch(
             con,
@@ -456,8 +483,20 @@ class HealthEngine:
                     self.keys.add(key)
                     self.hot_size += 1
         before = sum(self.runs[r].size for r in batch_runs)
-        touched = merge_spans(self.runs, spans)
+        outcomes: dict[str, int] = {}
+        touched = merge_spans(self.runs, spans, outcomes)
         self.hot_size += sum(self.runs[r].size for r in batch_runs) - before
+        moved = self.policy.learn(outcomes)
+        if moved:
+            # A service's first outcome moved earlier: its runs that ended since are now
+            # expected to be verified. Re-judge those in memory (older ones were judged
+            # when no verifier of that service had reported yet).
+            self._pending.service_outcomes.update({s: self.policy.first_outcome[s] for s in moved})
+            touched |= {
+                rid
+                for rid, run in self.runs.items()
+                if run.service is not None and run.service[-1] in moved
+            }
         self._flush(con, self._evaluate(touched))
         for rid in touched:
             self.runs.move_to_end(rid)
@@ -562,7 +601,9 @@ class HealthEngine:
                 # Its spans are gone (retention cut through a long run): the row has no
                 # evidence left to be re-judged from, so it goes too.
                 pending.handoffs_doomed.append(row_seq)
-                pending.daily[daily_key(row)] -= 1
+                dk = daily_key(row)
+                if dk is not None:
+                    pending.daily[dk] -= 1
                 ek = edge_key(row)
                 if ek is not None:
                     pending.edges[ek] -= 1
@@ -577,7 +618,7 @@ class HealthEngine:
             strict=True,
         ):
             run = runs[row[0]]
-            h = run.handoffs.get(hid) if hid is not None else run.wait
+            h = run.waits.get((hid, row[_W_TOKEN]))
             if h is None:
                 pending.waits_doomed.append(row_seq)
                 continue
@@ -594,7 +635,7 @@ class HealthEngine:
         self._pending = _Writes()
         for rid in run_ids:
             run = self.runs[rid]
-            view = evaluate_run(run, self.grace_seconds)
+            view = evaluate_run(run, self.grace_seconds, self.policy)
             service = view.service
             if service is not None and service not in self.services:
                 w.services.add(service)
@@ -602,9 +643,8 @@ class HealthEngine:
                 if hv.evidence is None:
                     continue  # judged in the same context before: its rows stand
                 self._handoff(w, run, service, hv.state, hv.seq, hv.evidence)
-                self._wait(w, run, service, hv.state, hv.evidence)
-            if view.run_wait is not None:
-                self._wait(w, run, service, run.wait, view.run_wait)  # type: ignore[arg-type]
+            for wv in view.waits:
+                self._wait(w, run, service, wv.state, wv.evidence)
             row = _run_row(run, service, view)
             digest = hash(row)
             if digest != run.row_hash:
@@ -632,7 +672,8 @@ class HealthEngine:
         if key != h.daily_key:
             if h.daily_key is not None:
                 w.daily[h.daily_key] -= 1
-            w.daily[key] += 1
+            if key is not None:
+                w.daily[key] += 1
             h.daily_key = key
         ekey = edge_key(row)
         if ekey != h.edge_key:
@@ -726,6 +767,22 @@ class HealthEngine:
         ):
             if lists:
                 _run(con, name, {"hs_edge_runs": _edge_runs_table(lists)})
+        if w.service_outcomes:
+            svcs = sorted(w.service_outcomes)
+            _run(
+                con,
+                "upsert_service_outcomes",
+                {
+                    "hs_service_outcomes": pa.table(
+                        {
+                            "service": pa.array(svcs, STR),
+                            "first_outcome_ns": pa.array(
+                                [w.service_outcomes[x] for x in svcs], I64
+                            ),
+                        }
+                    )
+                },
+            )
         if w.services:
             _run(
                 con,
@@ -827,6 +884,9 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple
         ev.wait_decision,
         *tl,
         tl.unhealthy_from_ns,
+        ev.kind,
+        tuple(g("unobserved") or ()),
+        ev.run_status,
     )
 
 
@@ -846,7 +906,7 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:
         view.final_agent,
         view.turns,
         view.current_agent,
-        len(view.handoffs),
+        view.handoff_count,
         tuple(view.path),
         view.loop,
         tuple(view.loop_cycle),
@@ -857,4 +917,8 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:
         view.verifier,
         view.pending_approvals,
         *view.timeline,
+        view.delegation_count,
+        view.unverified,
+        view.verification_expected,
+        tuple(view.unobserved),
     )

@@ -69,6 +69,8 @@ HANDOFF_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.CONTEXT_REQUIRED_KEYS: ("required_keys", UNION),
     sc.CONTRACT_VERSION: ("contract_version", FIRST),
     sc.REASON: ("reason", FIRST),
+    sc.KIND: ("kind", FIRST),
+    sc.UNOBSERVED: ("unobserved", UNION),
     sc.ROUTE_GOTO: ("route_goto", FIRST),
     sc.CONTROL_BEFORE: ("control_before", FIRST),
     sc.CONTROL_AFTER: ("control_after", FIRST),
@@ -89,13 +91,15 @@ WAIT_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.WAIT_STATE_PERSISTED: ("wait_state_persisted", LAST),
     sc.WAIT_DECISION: ("wait_decision", LAST),
 }
-"""A wait belongs to its handoff, or to the run when the span has no `handoff.id`."""
+"""A wait belongs to its handoff, or to the run when the span has no `handoff.id`; waits are
+told apart by their resume token, so a second wait never inherits the first one's decision."""
 
 RUN_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.RUN_STATUS: ("status", STATUS),
     sc.RUN_FINAL_AGENT: ("final_agent", LAST),
     sc.RUN_TURNS: ("turns", MAX),
     sc.RUN_STARTED: ("started", MIN),
+    sc.RUN_OUTCOME_REQUIRED: ("outcome_required", MAX),
 }
 """Run facts, taken from any span of the run."""
 
@@ -105,6 +109,7 @@ INTERNED = frozenset(
         sc.TO_AGENT,
         sc.CONTRACT_VERSION,
         sc.REASON,
+        sc.KIND,
         sc.ROUTE_GOTO,
         sc.CONTROL_BEFORE,
         sc.CONTROL_AFTER,
@@ -241,10 +246,16 @@ class HandoffState:
         "wait_row_seq",
         "daily_key",
         "edge_key",
+        "token",
+        "wait_keys",
     )
 
-    def __init__(self, handoff_id: str | None) -> None:
+    def __init__(self, handoff_id: str | None, token: str | None = None) -> None:
         self.handoff_id = handoff_id
+        self.token = token
+        """A wait's resume token (its identity within the run and handoff)."""
+        self.wait_keys: list[tuple[str | None, str | None]] | None = None
+        """A handoff's waits (keys into RunState.waits)."""
         self.first_seen_ns: int | None = None
         self.last_seen_ns: int | None = None
         self.vals: list = [None] * len(FIELDS)
@@ -273,11 +284,18 @@ class HandoffState:
     def wait_open(self) -> bool:
         return self.wait_first_ns is not None and self.vals[_WAIT_DECISION] is None
 
-    def evidence(self, run_id: str) -> HandoffEvidence:
+    def evidence(
+        self, run_id: str, wait: HandoffState | None = None, decision: str | None = None
+    ) -> HandoffEvidence:
+        """The merged evidence; a handoff's wait facts come from `wait` (its latest wait),
+        a wait's own from itself; `decision` is one a token-less decision span gave it."""
         v = self.vals
+        w = (wait or self).vals
         return HandoffEvidence(
             run_id=run_id,
             handoff_id=self.handoff_id or "",
+            kind=v[F["kind"]] or sc.KIND_HANDOFF,
+            reason=v[F["reason"]],
             from_agent=v[_FROM],
             to_agent=v[_TO],
             first_seen_ns=self.first_seen_ns,
@@ -293,13 +311,13 @@ class HandoffState:
             destination_started=v[_STARTED],
             rejection_reason=v[F["rejection_reason"]],
             outcome_result=outcome_summary(self.outcomes)[0],
-            wait_seen=self.wait_first_ns is not None,
-            wait_owner=v[F["wait_owner"]],
-            wait_reason=v[F["wait_reason"]],
-            wait_deadline_ns=v[F["wait_deadline_ns"]],
-            wait_resume_token_id=v[F["wait_resume_token_id"]],
-            wait_state_persisted=v[F["wait_state_persisted"]],
-            wait_decision=v[_WAIT_DECISION],
+            wait_seen=(wait or self).wait_first_ns is not None,
+            wait_owner=w[F["wait_owner"]],
+            wait_reason=w[F["wait_reason"]],
+            wait_deadline_ns=w[F["wait_deadline_ns"]],
+            wait_resume_token_id=w[F["wait_resume_token_id"]],
+            wait_state_persisted=w[F["wait_state_persisted"]],
+            wait_decision=w[_WAIT_DECISION] or decision,
         )
 
 
@@ -309,13 +327,17 @@ _FROM, _TO, _CONTROL_AFTER, _STARTED = (
     F["control_after"],
     F["destination_started"],
 )
-_TURN, _FP, _SV, _CLAIMS = (
+_TURN, _FP, _SV, _CLAIMS, _KIND = (
     F["turn"],
     F["fingerprint"],
     F["state_version"],
     F["destination_claims_done"],
+    F["kind"],
 )
 _WAIT_DECISION = F["wait_decision"]
+_CHECKPOINT_FACTS = tuple(
+    F[f] for f in ("wait_owner", "wait_reason", "wait_deadline_ns", "wait_state_persisted")
+)
 
 
 class RunState:
@@ -331,7 +353,7 @@ class RunState:
         "max_received_ns",
         "vals",
         "outcomes",
-        "wait",
+        "waits",
         "handoffs",
         "row_hash",
         "row_seq",
@@ -347,7 +369,8 @@ class RunState:
         self.max_received_ns: int | None = None
         self.vals: dict = {}
         self.outcomes: dict[str, tuple] | None = None
-        self.wait: HandoffState | None = None
+        self.waits: dict[tuple[str | None, str | None], HandoffState] = {}
+        """Every wait of the run by (handoff id or None, resume token or None)."""
         self.handoffs: dict[str, HandoffState] = {}
         self.row_hash: int | None = None
         self.row_seq: int | None = None
@@ -358,8 +381,36 @@ class RunState:
 
     @property
     def size(self) -> int:
-        """Weight for the memory bound: one per handoff plus the run itself."""
-        return 1 + len(self.handoffs)
+        """Weight for the memory bound: one per handoff and wait, plus the run itself."""
+        return 1 + len(self.handoffs) + len(self.waits)
+
+    def latest_wait(self, h: HandoffState) -> HandoffState | None:
+        """The handoff's most recently checkpointed wait (its verdict speaks for it)."""
+        if not h.wait_keys:
+            return None
+        waits = [w for w in (self.waits[k] for k in h.wait_keys) if not self.loose(w)]
+        if not waits:
+            return None
+        return max(waits, key=lambda w: (w.wait_first_ns or 0, w.token or ""))
+
+    def loose(self, w: HandoffState) -> bool:
+        """A decision span without a resume token, beside waits that have one: it decides
+        those waits (checkpointed before it), and is no wait of its own."""
+        if w.token is not None or w.vals[_WAIT_DECISION] is None:
+            return False
+        if any(w.vals[j] is not None for j in _CHECKPOINT_FACTS):
+            return False
+        return any(k[0] == w.handoff_id and k[1] is not None for k in self.waits)
+
+    def decided_by_loose(self, w: HandoffState) -> str | None:
+        if w.token is None or w.vals[_WAIT_DECISION] is not None:
+            return None
+        loose = self.waits.get((w.handoff_id, None))
+        if loose is None or not self.loose(loose):
+            return None
+        if (loose.wait_first_ns or 0) < (w.wait_first_ns or 0):
+            return None  # decided before this wait was checkpointed: not this one
+        return loose.vals[_WAIT_DECISION]
 
 
 def _merge_run(vals: dict, field: str, rule: int, value, start: int, end: int) -> None:
@@ -445,11 +496,14 @@ class SpanColumns:
         )
 
 
-def merge_spans(runs: dict[str, RunState], spans: SpanColumns) -> set[str]:
+def merge_spans(
+    runs: dict[str, RunState], spans: SpanColumns, outcomes_seen: dict[str, int] | None = None
+) -> set[str]:
     """Merge a batch into `runs` (which must already hold every run of the batch).
 
     Returns the ids of the runs touched. Spans without a run id cannot be attributed
-    and are skipped (the allowlist keeps them out in the first place).
+    and are skipped (the allowlist keeps them out in the first place). `outcomes_seen`,
+    when given, gets the earliest outcome start per service of this batch.
     """
     n = spans.n
     targets: list[HandoffState | None] = [None] * n
@@ -458,6 +512,10 @@ def merge_spans(runs: dict[str, RunState], spans: SpanColumns) -> set[str]:
     last_keys: list = [None] * n
     touched: set[str] = set()
     starts, ends = spans.start_ns, spans.end_ns
+    tokens: list = [None] * n
+    for i, v in zip(*spans.attrs.get(sc.WAIT_RESUME_TOKEN_ID, ((), ())), strict=True):
+        tokens[i] = v
+    waits: list[HandoffState | None] = [None] * n
     for i in range(n):
         rid = spans.run_id[i]
         if not rid:
@@ -491,7 +549,7 @@ def merge_spans(runs: dict[str, RunState], spans: SpanColumns) -> set[str]:
                 h.last_seen_ns, h.dirty = end, True
             targets[i] = h
         if spans.name[i] == sc.SPAN_WAIT:
-            _wait_target(run, targets[i], start)
+            waits[i] = _wait_target(run, hid or None, tokens[i], start)
 
     attrs = spans.attrs
     for attr, (field, rule) in HANDOFF_ATTRIBUTES.items():
@@ -515,9 +573,16 @@ def merge_spans(runs: dict[str, RunState], spans: SpanColumns) -> set[str]:
         for i, v in zip(*attrs[attr], strict=True):
             owner = owners[i]
             if owner is not None:
-                w = _wait_target(owner, targets[i], span_keys[i][0])
+                w = waits[i]
+                if w is None:  # wait facts on a span of another name
+                    w = waits[i] = _wait_target(
+                        owner, spans.handoff_id[i] or None, tokens[i], span_keys[i][0]
+                    )
                 if _merge(w.vals, w.keys, j, rule, v, span_keys[i], last_keys[i]):
                     w.dirty = True
+                    h = targets[i]
+                    if h is not None:
+                        h.dirty = True
     for attr, (field, rule) in RUN_ATTRIBUTES.items():
         if attr not in attrs:
             continue
@@ -534,6 +599,10 @@ def merge_spans(runs: dict[str, RunState], spans: SpanColumns) -> set[str]:
             if owner is None:
                 continue
             start, end = span_keys[i]
+            svc = spans.service[i]
+            if outcomes_seen is not None and svc is not None:
+                prev = outcomes_seen.get(svc)
+                outcomes_seen[svc] = start if prev is None else min(prev, start)
             cand = (end, start, res)
             name = verifiers[i] or ""
             for holder in (owner, targets[i]):
@@ -549,14 +618,21 @@ def merge_spans(runs: dict[str, RunState], spans: SpanColumns) -> set[str]:
     return touched
 
 
-def _wait_target(run: RunState, h: HandoffState | None, start: int) -> HandoffState:
-    if h is None:
-        if run.wait is None:
-            run.wait = HandoffState(None)
-        h = run.wait
-    if h.wait_first_ns is None or start < h.wait_first_ns:
-        h.wait_first_ns, h.dirty = start, True
-    return h
+def _wait_target(
+    run: RunState, hid: str | None, token: str | None, start: int
+) -> HandoffState:
+    key = (hid, token)
+    w = run.waits.get(key)
+    if w is None:
+        w = run.waits[key] = HandoffState(hid, token)
+        if hid is not None:
+            h = run.handoffs[hid]
+            h.wait_keys = [*(h.wait_keys or ()), key]
+    if w.wait_first_ns is None or start < w.wait_first_ns:
+        w.wait_first_ns, w.dirty = start, True
+        if hid is not None:
+            run.handoffs[hid].dirty = True
+    return w
 
 
 # --- verdict timelines --------------------------------------------------------------------
@@ -676,13 +752,20 @@ class HandoffView:
 
 
 @dataclass
+class WaitView:
+    state: HandoffState
+    evidence: HandoffEvidence
+    """A wait whose facts changed: its evidence (agents from its handoff, if any)."""
+
+
+@dataclass
 class RunView:
     """What a run looks like after evaluation: facts for its row, views of its handoffs."""
 
     service: str | None
     handoffs: list[HandoffView]
-    run_wait: HandoffEvidence | None
-    """The run-level wait's evidence when it changed (its timeline is on `run.wait`)."""
+    waits: list[WaitView]
+    """Waits whose facts changed (their timelines are on their states)."""
     timeline: Timeline
     status: str | None
     final_agent: str | None
@@ -700,118 +783,219 @@ class RunView:
     verifier: str | None
     pending_approvals: int
     last_handoff_ns: int | None
+    handoff_count: int
+    delegation_count: int
+    unverified: bool
+    verification_expected: bool
+    unobserved: list[str]
+
+
+class VerificationPolicy:
+    """When is a completed run without a passing verifier a false completion? (DESIGN §4)
+
+    When the run declared it (`run.outcome_required`), when its service is named in the
+    collector's `--require-outcome`, or once the service has reported any outcome: a run
+    that ended at or after the service's first outcome is expected to be verified; one
+    that ended before (no verifier existed yet) and has none is `unverified`.
+    """
+
+    def __init__(self, required: Iterable[str] = ()) -> None:
+        required = set(required)
+        self.all = "*" in required
+        self.required = frozenset(required - {"*"})
+        self.first_outcome: dict[str, int] = {}
+
+    def expects(self, service: str | None, declared: bool, ended_ns: int | None) -> bool:
+        if declared or self.all or (service is not None and service in self.required):
+            return True
+        first = self.first_outcome.get(service or "")
+        return first is not None and ended_ns is not None and first <= ended_ns
+
+    def learn(self, seen: dict[str, int]) -> set[str]:
+        """Merge a batch's first outcomes; return the services whose first moved earlier."""
+        moved = set()
+        for svc, t in seen.items():
+            old = self.first_outcome.get(svc)
+            if old is None or t < old:
+                self.first_outcome[svc] = t
+                moved.add(svc)
+        return moved
+
+
+_NO_POLICY = VerificationPolicy()
 
 
 def _judge(
-    h: HandoffState, run_id: str, ctx: tuple, grace_seconds: float
+    h: HandoffState,
+    run_id: str,
+    ctx: tuple,
+    grace_seconds: float,
+    wait: HandoffState | None,
+    decision: str | None = None,
 ) -> HandoffEvidence | None:
     """(Re)judge a handoff in its run context; None when the cached verdict still holds."""
     if not h.dirty and ctx == h.ctx:
         return None
-    ev = h.evidence(run_id)
-    _seq, ev.loop, claims_done, outcome, _service, ev.run_stopped = ctx
+    ev = h.evidence(run_id, wait, decision)
+    _seq, ev.loop, claims_done, outcome, _service, ev.run_stopped, ev.run_status = ctx[:7]
     if claims_done:
         ev.claims_done, ev.outcome_result = True, outcome
     h.timeline = handoff_timeline(ev, grace_seconds)
-    h.wait_timeline = wait_timeline(ev) if ev.wait_seen else None
     h.ctx, h.dirty = ctx, False
     return ev
 
 
-def evaluate_run(run: RunState, grace_seconds: float) -> RunView:
-    """Run-level facts and every handoff's verdict timeline, from merged evidence."""
+def evaluate_run(
+    run: RunState, grace_seconds: float, policy: VerificationPolicy = _NO_POLICY
+) -> RunView:
+    """Run-level facts and every handoff's verdict timeline, from merged evidence.
+
+    Handoffs (control moves) and delegations (an agent called as a tool) are judged by the
+    same rules, but only handoffs make the path, the holder and the run's completion claim;
+    loops are found among handoffs (cycles and repeats) and among delegations (repeats).
+    """
     service = run.service[-1] if run.service else None
     ordered = handoff_order(run.handoffs.values())
-    report = find_loops(
-        [
-            HandoffStep(h.handoff_id or "", h.vals[_FROM], h.vals[_TO], h.vals[_FP], h.vals[_SV])
-            for h in ordered
-        ]
-    )
+    transfers = [h for h in ordered if (h.vals[_KIND] or sc.KIND_HANDOFF) == sc.KIND_HANDOFF]
+    delegations = [h for h in ordered if h.vals[_KIND] == sc.KIND_DELEGATION]
     status_v = run.vals.get("status")
     status = status_v[-1] if status_v else None
     completed = status == sc.RUN_STATUS_COMPLETED
     stopped = status == sc.RUN_STATUS_MAX_TURNS
     terminal = status in TERMINAL_STATUSES
-    run_result, run_verifier = outcome_summary(run.outcomes)
+    ended_ns = status_v[0] if terminal and status_v else None
 
+    def steps(hs: list[HandoffState]) -> list[HandoffStep]:
+        return [
+            HandoffStep(h.handoff_id or "", h.vals[_FROM], h.vals[_TO], h.vals[_FP], h.vals[_SV])
+            for h in hs
+        ]
+
+    report = find_loops(steps(transfers), stopped=stopped)
+    looping = report.looping_ids | find_loops(steps(delegations)).looping_ids
+    run_result, run_verifier = outcome_summary(run.outcomes)
+    expected = policy.expects(service, bool(run.get("outcome_required")), ended_ns)
+    # The completion claim is judged where verification is expected, or where a verifier
+    # said `fail` (a failing verifier is a false completion whatever the policy).
+    claim = completed and (expected or run_result == sc.OUTCOME_FAIL)
+
+    for h in ordered:
+        if h.dirty and h.wait_keys:
+            for k in h.wait_keys:  # a wait's row names its handoff's agents
+                run.waits[k].dirty = True
     views: list[HandoffView] = []
     dest_false_claim = False
-    last = len(ordered) - 1
+    last = transfers[-1] if transfers else None
     path: list[str] = []
     holder = None
-    pending = 0
+    unobserved: set[str] = set()
     for seq, h in enumerate(ordered):
         v = h.vals
+        wait = run.latest_wait(h)
+        decision = run.decided_by_loose(wait) if wait is not None else None
         own = outcome_summary(h.outcomes)[0] if h.outcomes else None
-        if completed and seq == last:
+        lp = h.handoff_id in looping
+        if claim and h is last:
             # The run's completion claim lands on its last handoff, judged by the
             # run's verifiers (outcomes without handoff.id belong to the run).
-            ctx = (seq + 1, h.handoff_id in report.looping_ids, True, run_result, service, stopped)
-        elif v[_CLAIMS] and h.wait_open:
-            ctx = (seq + 1, h.handoff_id in report.looping_ids, True, own, service, stopped)
+            ctx = (seq + 1, lp, True, run_result, service, stopped, status, wait)
+        elif v[_CLAIMS] and wait is not None and wait.wait_open and decision is None:
+            ctx = (seq + 1, lp, True, own, service, stopped, status, wait)
             dest_false_claim = dest_false_claim or own != sc.OUTCOME_PASS
         else:
-            ctx = (seq + 1, h.handoff_id in report.looping_ids, False, own, service, stopped)
-        views.append(HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds)))
+            ctx = (seq + 1, lp, False, own, service, stopped, status, wait)
+        ctx = (*ctx, decision)
+        views.append(
+            HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds, wait, decision))
+        )
+        unobserved.update(v[F["unobserved"]] or ())
+        if (v[_KIND] or sc.KIND_HANDOFF) != sc.KIND_HANDOFF:
+            continue
         frm, to = v[_FROM], v[_TO]
+        # The path lists agents that ran: a sender ran; a destination once admitted.
         if frm and (not path or path[-1] != frm):
             path.append(frm)
-        if to:
+        if to and v[_STARTED]:
             path.append(to)
         if v[_CONTROL_AFTER]:
             holder = v[_CONTROL_AFTER]
         elif v[_STARTED] and to:
             holder = to
-        pending += h.wait_timeline is not None
 
-    run_wait = None
-    if run.wait is not None:
-        w = run.wait
+    changed_waits: list[WaitView] = []
+    pending = 0
+    timelines = [h.timeline for h in ordered]
+    for w in run.waits.values():
+        if run.loose(w):
+            if w.dirty:
+                w.dirty = False
+                for k, other in run.waits.items():
+                    if k[0] == w.handoff_id and other is not w:
+                        other.dirty = True  # judged below: this decision may close them
+            continue
+    for w in run.waits.values():
+        if run.loose(w):
+            continue
         if w.dirty:
-            run_wait = w.evidence(run.run_id)
-            w.timeline = w.wait_timeline = wait_timeline(run_wait)
+            ev = w.evidence(run.run_id, decision=run.decided_by_loose(w))
+            h = run.handoffs.get(w.handoff_id) if w.handoff_id is not None else None
+            if h is not None:
+                ev.from_agent, ev.to_agent = h.vals[_FROM], h.vals[_TO]
+            w.wait_timeline = wait_timeline(ev)
+            if w.handoff_id is None:
+                w.timeline = w.wait_timeline
             w.dirty = False
-        pending += w.wait_timeline is not None
+            changed_waits.append(WaitView(w, ev))
+        if w.wait_timeline is not None:
+            pending += 1
+            if w.handoff_id is None:
+                timelines.append(w.wait_timeline)
 
-    false_complete = (completed and run_result != sc.OUTCOME_PASS) or dest_false_claim
+    false_complete = (claim and run_result != sc.OUTCOME_PASS) or dest_false_claim
+    unverified = completed and not expected and run_result is None and not dest_false_claim
     statics = []
-    if report.looping_ids:
+    if looping:
         statics.append(sc.LOOP)
     if false_complete:
         statics.append(sc.FALSE_COMPLETE)
-    timelines = [h.timeline for h in ordered]
-    if run.wait is not None and run.wait.wait_timeline is not None:
-        timelines.append(run.wait.wait_timeline)
+    if status in FAILED_STATUSES:
+        statics.append(sc.RUN_FAILED)
+    if unverified:
+        statics.append(sc.UNVERIFIED)
     timeline = worst_timeline(statics, timelines)  # type: ignore[arg-type]
 
-    if holder is None and ordered:
-        holder = ordered[0].vals[_FROM]
+    if holder is None and transfers:
+        holder = transfers[0].vals[_FROM]
     final_agent = run.get("final_agent")
     if terminal and final_agent:
         holder = final_agent
     turns = run.get("turns")
-    if turns is None and ordered:
-        turns = len(ordered)
+    if turns is None and transfers:
+        turns = len(transfers)
     return RunView(
         service=service,
         handoffs=views,
-        run_wait=run_wait,
+        waits=changed_waits,
         timeline=timeline,
         status=status,
         final_agent=final_agent,
-        ended_ns=status_v[0] if terminal and status_v else None,
+        ended_ns=ended_ns,
         started_ns=run.get("started") or run.first_seen_ns,
         turns=turns,
         current_agent=holder,
         path=path,
-        loop=bool(report.looping_ids),
+        loop=bool(looping),
         loop_cycle=list(report.cycle),
-        loop_repeats=report.repeats,
+        loop_repeats=len(looping),
         false_complete=false_complete,
         failed=status in FAILED_STATUSES,
         outcome_result=run_result,
         verifier=run_verifier,
         pending_approvals=pending,
-        last_handoff_ns=max((h.first_seen_ns or 0 for h in ordered), default=None),
+        last_handoff_ns=max((h.first_seen_ns or 0 for h in transfers), default=None),
+        handoff_count=len(transfers),
+        delegation_count=len(delegations),
+        unverified=unverified,
+        verification_expected=expected,
+        unobserved=sorted(unobserved),
     )

@@ -194,7 +194,9 @@ def run(settings: CollectorSettings) -> int:
         return 2
 
     engine = HealthEngine(
-        grace_seconds=settings.grace_seconds, retention_days=settings.retention_days
+        grace_seconds=settings.grace_seconds,
+        retention_days=settings.retention_days,
+        require_outcome=settings.require_outcome,
     )
     writer: Writer | None = None
     grpc_server = None

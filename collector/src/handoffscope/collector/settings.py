@@ -70,6 +70,14 @@ def _log_level(text: str) -> str:
     return level
 
 
+def _service_list(text: str) -> tuple[str, ...]:
+    names = tuple(sorted({n.strip() for n in text.split(",") if n.strip()}))
+    for n in names:
+        if len(n) > 128:
+            raise ValueError(f"service names are at most 128 characters, got {n[:40]!r}...")
+    return names
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "db",
@@ -110,6 +118,16 @@ SETTINGS: tuple[Setting, ...] = (
         30.0,
         "How long a handoff may wait for admission before it counts as destination_not_started.",
         metavar="SECONDS",
+    ),
+    Setting(
+        "require_outcome",
+        "--require-outcome",
+        _service_list,
+        (),
+        "Services whose completed runs must be proven by a verifier, comma-separated (`*`: all). "
+        "Any other service is expected to verify once it has reported an outcome; until then its "
+        "completed runs are `unverified`, not `false_complete`.",
+        metavar="SERVICES",
     ),
     Setting(
         "retention_days",
@@ -172,6 +190,7 @@ class CollectorSettings:
     http_port: int = 4318
     grpc_port: int = 4317
     grace_seconds: float = 30.0
+    require_outcome: tuple[str, ...] = ()
     retention_days: float = 30.0
     max_body_bytes: int = 16 * MIB
     queue_batches: int = 64
@@ -247,6 +266,8 @@ def _shown(value: object) -> str:
     # 30.0 reads as "30" in help and docs, as the flag is usually written.
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, tuple):
+        return ",".join(value)
     return str(value)
 
 
@@ -272,7 +293,7 @@ def render_markdown_table() -> str:
     ]
     for s in SETTINGS:
         flag = f"`{s.flag}`" if s.flag else "(none: environment only)"
-        default = f"`{_shown(s.default)}`" if s.default != "" else "(unset)"
+        default = f"`{_shown(s.default)}`" if s.default not in ("", ()) else "(unset)"
         lines.append(f"| {flag} | `{s.env_var}` | {default} | {s.help} |")
     return "\n".join(lines) + "\n"
 

@@ -30,6 +30,11 @@ class HandoffEvidence:
 
     run_id: str = ""
     handoff_id: str = ""
+    kind: str = sc.KIND_HANDOFF
+    """`handoff`, or `delegation` (an agent invoked as a tool: judged the same way, but kept
+    out of handoff counts, paths and rejection rates)."""
+    reason: str | None = None
+    """`handoff.reason`: why it happened, or what became of it (e.g. ignored by the runtime)."""
     from_agent: str | None = None
     to_agent: str | None = None
     first_seen_ns: int | None = None
@@ -50,6 +55,9 @@ class HandoffEvidence:
     run_stopped: bool = False
     """The run ended at its turn limit (`max_turns`): a destination not yet admitted never
     had its turn, so a looping handoff there is judged a loop, not a failed admission."""
+    run_status: str | None = None
+    """The run's status when judged. Once it completed, failed or hit its limit, a
+    destination not admitted yet will never start: there is no grace to wait out."""
     claims_done: bool = False
     """The run (or the destination) claimed completion at this handoff."""
     outcome_result: str | None = None
@@ -67,6 +75,12 @@ class Classification:
     verdict: str
     failed_boundary: str | None = None
     why: str = ""
+    next_step: str = ""
+    """The safe next step; the verdict's own unless what happened calls for another."""
+
+    def __post_init__(self) -> None:
+        if not self.next_step:
+            object.__setattr__(self, "next_step", sc.NEXT_STEPS.get(self.verdict, ""))
 
     @property
     def healthy(self) -> bool:
@@ -84,9 +98,23 @@ def classify(
     to = ev.to_agent
 
     # 1. route
+    if ev.reason == sc.REASON_TOOL_MISSING:
+        return _fail(
+            sc.ROUTE_REJECTED,
+            f"{ev.from_agent or 'the sender'} called a handoff to {to or 'an agent'} it does not "
+            "have: not a declared edge",
+            ev.reason,
+        )
     if ev.route_declared is False:
         return _fail(sc.ROUTE_REJECTED, f"{to or 'destination'} is not a declared edge")
     if ev.route_goto is not None and to is not None and ev.route_goto != to:
+        if ev.reason == sc.REASON_IGNORED_SAME_TURN:
+            return _fail(
+                sc.ROUTE_REJECTED,
+                f"requested in the same turn as the handoff to {ev.route_goto}; the runtime "
+                f"takes one handoff per turn and ignored this one, so {to} never ran",
+                ev.reason,
+            )
         return _fail(sc.ROUTE_REJECTED, f"goto names {ev.route_goto}, handoff names {to}")
     # 2. control
     if (
@@ -123,7 +151,17 @@ def classify(
     # A ping-pong stopped by the turn limit requests one last handoff whose destination
     # never gets a turn: that is the loop's doing, not routing or admission (rule 7 says
     # so below). Anything else that was not admitted in time still fails here.
-    cut_by_turn_limit = ev.loop and ev.run_stopped
+    stopped = ev.run_stopped or ev.run_status == sc.RUN_STATUS_MAX_TURNS
+    cut_by_turn_limit = ev.loop and stopped
+    if not_started and not cut_by_turn_limit:
+        if ev.run_status == sc.RUN_STATUS_COMPLETED:
+            return _fail(
+                sc.DESTINATION_NOT_STARTED,
+                f"the run completed and {to or 'the destination'} never ran",
+            )
+        if ev.run_status == sc.RUN_STATUS_FAILED or stopped:
+            what = "hit its turn limit" if stopped else "failed"
+            return _fail(sc.RUN_FAILED, f"the run {what} before {to or 'the destination'} started")
     if not_started and overdue and not cut_by_turn_limit:
         secs = (now - (ev.first_seen_ns or now)) / 1e9
         return _fail(
@@ -132,9 +170,14 @@ def classify(
         )
     # 7. loop
     if ev.loop:
+        if ev.kind == sc.KIND_DELEGATION:
+            return _fail(
+                sc.LOOP, f"{to or 'the delegate'} was asked the same task again with no new work"
+            )
         return _fail(
             sc.LOOP,
-            "same destination, task and state seen earlier in the run, or a cycle without progress",
+            "same destination, task and no new work seen earlier in the run, a cycle without "
+            "progress, or a run stopped at its turn limit while cycling",
         )
     # 8. result
     if ev.claims_done and ev.outcome_result != sc.OUTCOME_PASS:
@@ -177,8 +220,9 @@ def classify_wait(ev: HandoffEvidence, *, now_ns: int) -> Classification | None:
     return Classification(sc.WAITING_ON_APPROVAL, None, f"waiting on {ev.wait_owner}")
 
 
-def _fail(verdict: str, why: str) -> Classification:
-    return Classification(verdict, sc.VERDICT_BOUNDARY.get(verdict), why)
+def _fail(verdict: str, why: str, reason: str | None = None) -> Classification:
+    step = sc.REASON_NEXT_STEPS.get(reason or "", "")
+    return Classification(verdict, sc.VERDICT_BOUNDARY.get(verdict), why, step)
 
 
 def worst(verdicts: Iterable[str]) -> str:
@@ -210,13 +254,18 @@ class LoopReport:
     """How many handoffs were judged a repeat (turns burned in the loop)."""
 
 
-def find_loops(steps: Sequence[HandoffStep]) -> LoopReport:
+def find_loops(steps: Sequence[HandoffStep], *, stopped: bool = False) -> LoopReport:
     """Find loops in a run's handoffs, in order (DESIGN §4 rule 7).
 
-    Two rules. A repeat: the key (to_agent, fingerprint, state_version) was seen earlier.
-    A cycle: control returns to an agent already on the path since the last state
-    progress, where progress is a change of (fingerprint, state_version). A retry that
-    changed the state is therefore not a loop, and A→B→C→A without progress is one.
+    Three rules. A repeat: the key (to_agent, fingerprint, state_version) was seen earlier —
+    the same destination got the same task with no new work (`state_version` counts the
+    distinct units of work done so far, so repeating work does not move it). A cycle:
+    control returns to an agent already on the path since the last progress, where progress
+    is a change of (fingerprint, state_version); a retry after new work is therefore not a
+    loop, and A→B→C→A without progress is one. And with `stopped` (the run hit its turn or
+    recursion limit): if control was cycling when it stopped — the last handoff returns to
+    an agent that already held control — every handoff back to an agent that had held
+    control is a loop, progress or not, the last one included.
     """
     report = LoopReport()
     seen_keys: set[tuple[str | None, str | None, int | None]] = set()
@@ -250,4 +299,32 @@ def find_loops(steps: Sequence[HandoffStep]) -> LoopReport:
             report.repeats += 1
             if not report.cycle:
                 report.cycle = [a for a in (step.from_agent, step.to_agent) if a]
+    if stopped and steps:
+        _cut_while_cycling(steps, report)
     return report
+
+
+def _cut_while_cycling(steps: Sequence[HandoffStep], report: LoopReport) -> None:
+    held: set[str] = set()
+    order: list[str] = []  # agents in the order they held control
+    returns: list[HandoffStep] = []
+    for step in steps:
+        if step.from_agent:
+            held.add(step.from_agent)
+            if not order or order[-1] != step.from_agent:
+                order.append(step.from_agent)
+        if step.to_agent is not None:
+            if step.to_agent in held:
+                returns.append(step)
+            held.add(step.to_agent)
+            order.append(step.to_agent)
+    last = steps[-1]
+    if not returns or returns[-1] is not last:
+        return  # the run was not going round when it stopped
+    for step in returns:
+        if step.handoff_id not in report.looping_ids:
+            report.looping_ids.add(step.handoff_id)
+            report.repeats += 1
+    if not report.cycle and last.to_agent is not None:
+        start = max(i for i, a in enumerate(order[:-1]) if a == last.to_agent)
+        report.cycle = order[start:]

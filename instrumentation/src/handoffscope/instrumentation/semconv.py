@@ -196,8 +196,9 @@ PRECEDENCE: Final = (
 VERDICTS: Final = PRECEDENCE
 FAILURE_VERDICTS: Final = PRECEDENCE[:11]
 """Verdicts 1–11 of DESIGN §4: the unhealthy ones."""
-RUN_ONLY_VERDICTS: Final = (RUN_FAILED, UNVERIFIED)
-"""Verdicts a run can have but no single handoff: they come from run-level facts."""
+RUN_ONLY_VERDICTS: Final = (UNVERIFIED,)
+"""Verdicts a run can have but no single handoff (a handoff cut off by its run's failure
+is `run_failed` too)."""
 REJECTION_VERDICTS: Final = (ROUTE_REJECTED, CONTRACT_REJECTED)
 """What the weekly review counts as a rejection."""
 
@@ -340,7 +341,6 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(RUN_FINAL_AGENT, STR, max_len=MAX_NAME_LEN),
         _spec(RUN_TURNS, INT),
         _spec(RUN_STARTED, INT),
-        _spec(RUN_OUTCOME_REQUIRED, BOOL),
         _spec(HANDOFF_ID, STR),
         _spec(FROM_AGENT, STR, max_len=MAX_NAME_LEN),
         _spec(TO_AGENT, STR, max_len=MAX_NAME_LEN),
@@ -355,8 +355,6 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(CONTRACT_VERSION, STR, max_len=MAX_CODE_LEN, code=True),
         _spec(BUDGET_REMAINING, INT),
         _spec(REASON, STR, max_len=MAX_CODE_LEN, code=True),
-        _spec(KIND, STR, values=KINDS),
-        _spec(UNOBSERVED, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
         _spec(ROUTE_GOTO, STR, max_len=MAX_NAME_LEN),
         _spec(CONTROL_BEFORE, STR, max_len=MAX_NAME_LEN),
         _spec(CONTROL_AFTER, STR, max_len=MAX_NAME_LEN),
@@ -378,6 +376,10 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(OUTCOME_RECEIPT_ID, STR, code=True),
         _spec(GEN_AI_AGENT_NAME, STR, max_len=MAX_NAME_LEN),
         _spec(GEN_AI_CONVERSATION_ID, STR, code=True),
+        # Added in store step 4 (new columns go last, as ALTER TABLE appends them).
+        _spec(RUN_OUTCOME_REQUIRED, BOOL),
+        _spec(KIND, STR, values=KINDS),
+        _spec(UNOBSERVED, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
     ]
 )
 """Every span attribute allowed on the wire. Anything else is dropped and counted."""

@@ -33,12 +33,24 @@ app already holds:
     result = await Runner.run(triage, state)
     instrumentor.record_outcome(result, "ticket_updated", passed=True, receipt_id="rcpt-9")
 
-A run that claims `completed` without a passing outcome is a `false_complete` (DESIGN §4),
-so apps with a verifier should record it.
+A run that claims `completed` without a passing outcome is a `false_complete` (DESIGN §4)
+once the service has reported any outcome, or when declared (`require_outcome=True`, or the
+collector's `--require-outcome`); until then it is `unverified` (not a failure).
+
+Topologies: an agent used as a tool (`Agent.as_tool`) is a *delegation*, not a handoff —
+control stays with the caller — recorded with `handoff.kind = delegation`, admitted at
+once, judged for repeats. Several handoffs asked for in one turn: the SDK takes the first;
+each ignored one is recorded with `handoff.reason = ignored_same_turn`. A call to a handoff
+tool (`transfer_to_<agent>`) the agent does not have makes the SDK raise: recorded as that
+handoff on an undeclared route (`handoff_tool_missing`) and the run as `failed`. Progress
+(`state_version`) counts distinct tool calls (keyed digests of name, input and output), so
+agents bouncing while repeating the same call are a loop. What SDK spans cannot show
+(tool protocol, context) is sent as `handoff.unobserved` and reads `not_observed`.
 
 Settings (`instrument(**settings)`, see `OpenAIAgentsSettings`): `replace_processors`,
 `run_id_source` ("trace": one handoffscope run per SDK trace, the default; "group": per
-`RunConfig.group_id`, e.g. a whole conversation), `observe_runner`, `count_history`.
+`RunConfig.group_id`, e.g. a whole conversation), `observe_runner`, `count_history`,
+`require_outcome`.
 """
 
 from __future__ import annotations
@@ -76,6 +88,10 @@ class OpenAIAgentsSettings:
     """Wrap the SDK's default runner to tell an approval pause from a completion."""
     count_history: bool = True
     """Wrap handoff input filters to count the history items forwarded."""
+    require_outcome: bool = False
+    """Declare that every run's completion must be proven by a verifier (`record_outcome`):
+    a run that completes without a passing one is then a false completion even before the
+    service has reported any outcome (otherwise it is `unverified`)."""
 
 
 class OpenAIAgentsInstrumentor(ProcessSingleton):
@@ -140,6 +156,7 @@ class OpenAIAgentsInstrumentor(ProcessSingleton):
                 self._recorder,
                 tracer_provider=provider,
                 run_id_source=self.settings.run_id_source,
+                require_outcome=self.settings.require_outcome,
             )
             try:
                 if self.settings.replace_processors:

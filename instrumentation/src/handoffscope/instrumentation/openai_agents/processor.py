@@ -36,6 +36,7 @@ results so far. A ping-pong in which no tool ran is therefore a cycle without pr
 from __future__ import annotations
 
 import contextvars
+import re
 import logging
 import threading
 from collections import OrderedDict
@@ -60,6 +61,15 @@ one turn; the SDK takes the first and answers the others "ignoring this one"."""
 
 RUN_ID_FROM_TRACE = "trace"
 RUN_ID_FROM_GROUP = "group"
+
+TOOL_NOT_FOUND_ERROR = "Tool not found"
+"""`SpanError.message` on the turn span when the model called a tool its agent lacks."""
+HANDOFF_TOOL_PREFIX = "transfer_to_"
+MAX_WORK_UNITS = 100_000
+HANDOFF_UNOBSERVED = (sc.BOUNDARY_TOOL_PROTOCOL, sc.BOUNDARY_CONTEXT)
+"""What SDK spans cannot show about a handoff: the SDK writes the handoff's tool output
+itself and has no context contract, so neither check is observed (not passed)."""
+DELEGATION_UNOBSERVED = (sc.BOUNDARY_CONTROL, sc.BOUNDARY_TOOL_PROTOCOL, sc.BOUNDARY_CONTEXT)
 
 MAX_TRACES = 4096
 """Traces remembered (LRU). A run resumed from `RunState` in the same process keeps its
@@ -118,12 +128,19 @@ class _TraceState:
     run_id: str
     conversation_id: str | None
     fingerprint: str
-    state_version: int = 0
+    work: dict[str, str] = field(default_factory=dict)
+    """Keyed digests of the distinct units of work done so far (tool name, input, output),
+    each with the digest of its question (tool name, input): `state_version` is their
+    number, so repeating the same call is not progress."""
     turns: int | None = None
     last_agent: str | None = None
     segment: _Segment | None = None
     pending: dict[tuple[str | None, str], list[str]] = field(default_factory=dict)
     """(parent span of the sender's agent span, to_agent) -> handoff ids not yet admitted."""
+
+    @property
+    def state_version(self) -> int:
+        return len(self.work)
 
 
 Emit = tuple[Callable[..., bool], tuple[Any, ...], dict[str, Any]]
@@ -138,10 +155,14 @@ class HandoffTracingProcessor(TracingProcessor):
         *,
         tracer_provider: Any = None,
         run_id_source: str = RUN_ID_FROM_TRACE,
+        require_outcome: bool = False,
     ) -> None:
         self.recorder = recorder
         self.tracer_provider = tracer_provider
         self.run_id_source = run_id_source
+        self.require_outcome = require_outcome
+        self._agent_names: OrderedDict[str, str] = OrderedDict()
+        """Tool-style name (`transfer_to_<this>`) -> agent name, of every agent seen."""
         self.enabled = True
         """Cleared by `uninstrument()`, in case the SDK's processor list cannot be edited."""
         self._lock = threading.Lock()
@@ -291,10 +312,17 @@ class HandoffTracingProcessor(TracingProcessor):
                         (
                             self.recorder.run_started,
                             (tr.run_id,),
-                            {"agent": name, "conversation_id": tr.conversation_id},
+                            {
+                                "agent": name,
+                                "conversation_id": tr.conversation_id,
+                                "outcome_required": True if self.require_outcome else None,
+                            },
                         )
                     )
+            self._learn_names(data)
             waiting = tr.pending.get((parent_id, name)) if name is not None else None
+            if nested and not waiting:
+                self._delegated(tr, span, name, emits)
             if waiting and name is not None:
                 handoff_id = waiting.pop(0)
                 if not waiting:
@@ -315,7 +343,14 @@ class HandoffTracingProcessor(TracingProcessor):
             self._handoff_ended(tr, span, emits)
         elif kind == "function":
             if span.error is None:
-                tr.state_version += 1
+                unit, question = _work_unit(span)
+                tr.work[unit] = question
+                while len(tr.work) > MAX_WORK_UNITS:  # bounded; only the count is used
+                    tr.work.pop(next(iter(tr.work)))
+        elif kind == "turn":
+            error = span.error
+            if error is not None and error.get("message") == TOOL_NOT_FOUND_ERROR:
+                self._missing_handoff(tr, span, error, emits)
         elif kind == "agent":
             error = span.error
             if error is not None and tr.segment is not None:
@@ -347,6 +382,7 @@ class HandoffTracingProcessor(TracingProcessor):
             "fingerprint": tr.fingerprint,
             "state_version": tr.state_version,
             "control_before": control_before,
+            "unobserved": HANDOFF_UNOBSERVED,
         }
         emits.append(
             (
@@ -386,10 +422,100 @@ class HandoffTracingProcessor(TracingProcessor):
                                 "to_agent": other_name,
                                 "route_declared": _declared(other_name, declared),
                                 "goto": to_agent,
+                                "reason": sc.REASON_IGNORED_SAME_TURN,
                                 **common,
                             },
                         )
                     )
+
+    def _delegated(
+        self, tr: _TraceState, span: Span[Any], name: str | None, emits: list[Emit]
+    ) -> None:
+        """An agent span inside another agent's tool call: the agent was used as a tool.
+
+        Control never leaves the caller (its result returns as the tool's output), so this
+        is a delegation: requested and admitted at once, judged for repeats, not a handoff.
+        """
+        caller = self._ancestor(span.parent_id, ("agent",))
+        tool = self._ancestor(span.parent_id, ("function",))
+        if caller is None or name is None:
+            return
+        caller_name = _name(getattr(caller.data, "name", None))
+        tools = getattr(caller.data, "tools", None)
+        tool_name = _name(getattr(tool.data, "name", None)) if tool is not None else None
+        turn_span = self._ancestor(span.parent_id, ("turn",))
+        turn = getattr(turn_span.data, "turn", None) if turn_span is not None else None
+        # The task of a delegation is the question asked (tool and input, when traced);
+        # the delegate's earlier answers to that same question are not new work, so asking
+        # it again with nothing else done repeats the key at the second call.
+        question = _question(tool.data) if tool is not None else None
+        progress = sum(1 for q in tr.work.values() if q != question)
+        emits.append(
+            (
+                self.recorder.handoff_requested,
+                (tr.run_id, span.span_id),
+                {
+                    "kind": sc.KIND_DELEGATION,
+                    "from_agent": caller_name,
+                    "to_agent": name,
+                    "turn": turn if isinstance(turn, int) else None,
+                    "fingerprint": fingerprint(tr.fingerprint, question or ""),
+                    "state_version": progress,
+                    "route_declared": (
+                        tool_name in tools
+                        if isinstance(tools, list) and tool_name is not None
+                        else None
+                    ),
+                    "destination_started": True,
+                    "agent": name,
+                    "unobserved": DELEGATION_UNOBSERVED,
+                },
+            )
+        )
+
+    def _missing_handoff(
+        self, tr: _TraceState, span: Span[Any], error: Any, emits: list[Emit]
+    ) -> None:
+        """The model called `transfer_to_<x>`, a handoff its agent does not have: the SDK
+        raises (the run fails). Recorded as the handoff it tried, on an undeclared route."""
+        tool_name = (error.get("data") or {}).get("tool_name")
+        if not isinstance(tool_name, str) or not tool_name.startswith(HANDOFF_TOOL_PREFIX):
+            return
+        target = tool_name[len(HANDOFF_TOOL_PREFIX) :]
+        to_agent = self._agent_names.get(target)
+        if to_agent is None:
+            # An agent this process never saw: the tool-style name is all there is, and
+            # only if it is a plain code (the model wrote it; free text must not pass).
+            to_agent = target if sc.CODE_PATTERN.match(target) else None
+        sender = self._ancestor(span.parent_id, ("agent",))
+        from_agent = _name(getattr(sender.data, "name", None)) if sender is not None else None
+        turn = getattr(span.span_data, "turn", None)
+        emits.append(
+            (
+                self.recorder.handoff_requested,
+                (tr.run_id, span.span_id),
+                {
+                    "from_agent": from_agent,
+                    "to_agent": to_agent,
+                    "turn": turn if isinstance(turn, int) else None,
+                    "fingerprint": tr.fingerprint,
+                    "state_version": tr.state_version,
+                    "route_declared": False,
+                    "control_before": from_agent,
+                    "reason": sc.REASON_TOOL_MISSING,
+                    "unobserved": HANDOFF_UNOBSERVED,
+                },
+            )
+        )
+
+    def _learn_names(self, data: Any) -> None:
+        names = [getattr(data, "name", None), *(getattr(data, "handoffs", None) or ())]
+        for n in names:
+            if isinstance(n, str) and n:
+                self._agent_names[_tool_style(n)] = n
+                self._agent_names.move_to_end(_tool_style(n))
+        while len(self._agent_names) > MAX_TRACES:
+            self._agent_names.popitem(last=False)
 
     def _start_segment(self, tr: _TraceState, span_id: str | None) -> None:
         tr.segment = _Segment(span_id)
@@ -427,6 +553,37 @@ def _run_ended(recorder: HandoffRecorder, facts: RunFacts, status: str | None = 
         (facts.run_id, status or facts.status),
         {"final_agent": facts.final_agent, "turns": facts.turns},
     )
+
+
+def _work_unit(span: Span[Any]) -> tuple[str, str]:
+    """(unit, question): keyed digests of one tool call's name, input and output, and of its
+    name and input. The same call with the same result is the same unit. Input and output
+    are on the span only when the run traces sensitive data (`trace_include_sensitive_data`,
+    on by default); without them each call counts as new work — loops of repeated calls
+    then go unseen, none is made up."""
+    data = span.span_data
+    name = getattr(data, "name", None)
+    given, produced = getattr(data, "input", None), getattr(data, "output", None)
+    if given is None and produced is None:
+        unit = fingerprint({"tool": name, "call": span.span_id})
+        return unit, unit
+    unit = fingerprint({"tool": name, "input": str(given), "output": str(produced)})
+    return unit, _question(data)
+
+
+def _question(data: Any) -> str:
+    given = getattr(data, "input", None)
+    return fingerprint({"tool": getattr(data, "name", None), "input": str(given)})
+
+
+def _tool_style(name: str) -> str:
+    # The SDK names a handoff's tool `transfer_to_` + this (Handoff.default_tool_name).
+    try:
+        from agents.util._transforms import transform_string_function_style
+
+        return str(transform_string_function_style(name))
+    except Exception:
+        return re.sub(r"[^a-z0-9]", "_", name.replace(" ", "_").lower())
 
 
 def _name(value: object) -> str | None:

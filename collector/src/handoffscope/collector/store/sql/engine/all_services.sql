@@ -1,2 +1,2 @@
--- Services already recorded, so the engine inserts only new ones.
-SELECT service FROM services;
+-- Every known service and when it first reported a verifier outcome (NULL: never).
+SELECT service, first_outcome_ns FROM services;

@@ -8,13 +8,15 @@
 -- (before $full_lo, from $full_hi), and every handoff whose verdict still depends on
 -- time (flip1_ns set), which the rollups leave out. The parts never overlap, so counts
 -- are exact. '' in the rollups stands for an unknown agent (NULL in handoffs).
+-- Delegations (an agent called as a tool, kind = 'delegation') are not in the rollups: they
+-- are read live and returned as edges of their own kind, so a view can draw them apart.
 WITH settled AS (
-    SELECT from_agent, to_agent, verdict, undeclared, handoffs
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs
     FROM edge_daily
     WHERE day BETWEEN $d0 AND $d1
       AND ($service::VARCHAR IS NULL OR service = $service)
     UNION ALL
-    SELECT from_agent, to_agent, verdict, undeclared, handoffs
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs
     FROM edge_hourly
     WHERE hour BETWEEN $h0 AND $h1
       AND hour NOT BETWEEN $dh0 AND $dh1
@@ -22,6 +24,7 @@ WITH settled AS (
 ),
 settled_sum AS (
     SELECT
+        kind,
         nullif(from_agent, '') AS from_agent,
         nullif(to_agent, '') AS to_agent,
         verdict,
@@ -32,6 +35,7 @@ settled_sum AS (
 ),
 live AS (
     SELECT
+        coalesce(kind, 'handoff') AS kind,
         from_agent,
         to_agent,
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict,
@@ -40,17 +44,23 @@ live AS (
     FROM handoffs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
-      AND (flip1_ns IS NOT NULL OR first_seen_ns < $full_lo OR first_seen_ns >= $full_hi)
+      AND (
+          flip1_ns IS NOT NULL
+          OR first_seen_ns < $full_lo
+          OR first_seen_ns >= $full_hi
+          OR kind = 'delegation'
+      )
       AND ($service::VARCHAR IS NULL OR service = $service)
     GROUP BY ALL
 ),
 per_verdict AS (
-    SELECT from_agent, to_agent, verdict, sum(n) AS n, sum(u) AS u
+    SELECT kind, from_agent, to_agent, verdict, sum(n) AS n, sum(u) AS u
     FROM (SELECT * FROM settled_sum UNION ALL SELECT * FROM live)
     GROUP BY ALL
     HAVING sum(n) <> 0
 )
 SELECT
+    kind,
     from_agent,
     to_agent,
     sum(n)::BIGINT AS count,
@@ -59,4 +69,4 @@ SELECT
     map(list(verdict ORDER BY verdict), list(n::BIGINT ORDER BY verdict)) AS verdicts
 FROM per_verdict
 GROUP BY ALL
-ORDER BY count DESC, from_agent NULLS LAST, to_agent NULLS LAST;
+ORDER BY count DESC, kind, from_agent NULLS LAST, to_agent NULLS LAST;

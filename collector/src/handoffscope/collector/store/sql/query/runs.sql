@@ -8,6 +8,7 @@ WITH r AS (
     SELECT
         run_id, service, status, started_ns, first_seen_ns, last_seen_ns, current_agent,
         handoff_count, loop, false_complete, failed, pending_approvals, turns,
+        unverified, delegation_count,
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict
     FROM runs
     WHERE first_seen_ns >= $since
