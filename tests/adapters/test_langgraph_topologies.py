@@ -17,7 +17,15 @@ import langgraph_scenarios as scenarios
 import pytest
 from langgraph.errors import GraphRecursionError
 from opentelemetry.sdk.trace import TracerProvider
-from test_langgraph import assert_clean, assert_no_content, finished, of
+from test_langgraph import (
+    assert_clean,
+    assert_no_content,
+    finished,
+    of,
+    run_status,
+    run_verdict,
+    verdicts,
+)
 
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
@@ -65,10 +73,6 @@ def repeated_keys(spans: list) -> list[bool]:
         out.append(key in seen)
         seen.add(key)
     return out
-
-
-def run_status(spans: list) -> str:
-    return str(of(spans, sc.SPAN_RUN)[-1][sc.RUN_STATUS])
 
 
 # --- langgraph-supervisor -----------------------------------------------------------------
@@ -127,6 +131,8 @@ def test_supervisor_round_trip_records_both_directions(instrument, exporter) -> 
     assert ended[sc.RUN_STATUS] == sc.RUN_STATUS_COMPLETED
     assert ended[sc.RUN_FINAL_AGENT] == "supervisor"
     assert repeated_keys(spans) == [False, False]
+    assert list(verdicts(spans).values()) == [sc.HEALTHY, sc.HEALTHY]
+    assert run_verdict(spans) == sc.UNVERIFIED  # healthy, but no verifier said it was done
     assert_clean()
     assert_no_content(spans)
 
@@ -150,6 +156,10 @@ def test_supervisor_redispatching_the_same_task_is_a_loop(instrument, exporter) 
     assert repeated_keys(spans) == [False] * 3 + [True] * 7
     assert len(admitted(spans)) == 9  # the limit stopped the graph before the last one
     assert run_status(spans) == sc.RUN_STATUS_MAX_TURNS
+    # The first dispatch was fine; from then on the team went round in circles (the last
+    # handoff, cut by the limit, is the loop's doing, not a failed admission).
+    assert list(verdicts(spans).values()) == [sc.HEALTHY] + [sc.LOOP] * 9
+    assert run_verdict(spans) == sc.LOOP
     assert_clean()
     assert_no_content(spans)
 
@@ -191,6 +201,8 @@ def test_swarm_bounce_without_new_work_is_a_loop(instrument, exporter, work: str
     assert sc.CONTROL_BEFORE not in reqs[0]
     assert [r[sc.CONTROL_BEFORE] for r in reqs[1:]] == ["billing", "triage"] * 3 + ["billing"]
     assert run_status(spans) == sc.RUN_STATUS_MAX_TURNS
+    assert list(verdicts(spans).values()) == [sc.HEALTHY] + [sc.LOOP] * 7
+    assert run_verdict(spans) == sc.LOOP
     assert_clean()
     assert_no_content(spans)
 
@@ -208,6 +220,8 @@ def test_swarm_bounce_with_new_work_each_time_is_not_a_loop(instrument, exporter
     assert repeated_keys(spans) == [False, False, False]
     assert len(admitted(spans)) == 3
     assert run_status(spans) == sc.RUN_STATUS_COMPLETED
+    assert set(verdicts(spans).values()) == {sc.HEALTHY}
+    assert run_verdict(spans) == sc.UNVERIFIED
     assert_clean()
     assert_no_content(spans)
 
@@ -243,6 +257,9 @@ def test_command_network_repeating_itself_is_a_loop(
         r[sc.TO_AGENT] for r in reqs[:5]
     ]
     assert run_status(spans) == sc.RUN_STATUS_MAX_TURNS
+    # Not destination_not_started: the last billing -> triage was cut by the limit.
+    assert list(verdicts(spans).values()) == [sc.HEALTHY] + [sc.LOOP] * 5
+    assert run_verdict(spans) == sc.LOOP
     assert_clean()
     assert_no_content(spans)
 
@@ -259,6 +276,8 @@ def test_command_network_with_new_replies_cycles_until_the_limit(instrument, exp
     assert repeated_keys(spans) == [False] * 6
     assert [(a, b) for a, b, _ in hops(spans)] == [("triage", "billing"), ("billing", "triage")] * 3
     assert run_status(spans) == sc.RUN_STATUS_MAX_TURNS
+    assert list(verdicts(spans).values()) == [sc.HEALTHY] + [sc.LOOP] * 5
+    assert run_verdict(spans) == sc.LOOP
     assert_clean()
 
 
@@ -301,6 +320,7 @@ def test_conditional_and_static_edges_are_handoffs(instrument, exporter, declare
         sc.SPAN_TRANSFER,
         sc.SPAN_RUN,
     ]
+    assert set(verdicts(spans).values()) == {sc.HEALTHY}
     assert_clean()
     assert_no_content(spans)
 
@@ -316,6 +336,11 @@ def test_a_dropped_parallel_send_is_never_admitted(instrument, exporter) -> None
     # handoff is left unadmitted — the collector judges it destination_not_started.
     assert admitted(spans) == {to_billing[sc.HANDOFF_ID]}
     assert run_status(spans) == sc.RUN_STATUS_COMPLETED
+    assert verdicts(spans) == {
+        to_billing[sc.HANDOFF_ID]: sc.HEALTHY,
+        to_refund[sc.HANDOFF_ID]: sc.DESTINATION_NOT_STARTED,
+    }
+    assert run_verdict(spans) == sc.DESTINATION_NOT_STARTED
     assert_clean()
 
 
@@ -328,6 +353,9 @@ def test_a_crashed_run_reports_failed(instrument, exporter) -> None:
     ended = of(spans, sc.SPAN_RUN)[-1]
     assert ended[sc.RUN_STATUS] == sc.RUN_STATUS_FAILED
     assert ended[sc.RUN_FINAL_AGENT] == "billing"
+    # The handoff itself was fine; the run is what failed.
+    assert verdicts(spans) == {request[sc.HANDOFF_ID]: sc.HEALTHY}
+    assert run_verdict(spans) == sc.RUN_FAILED
     assert_clean()
     assert_no_content(spans)
 
@@ -338,6 +366,7 @@ def test_a_root_level_react_agent_has_no_handoffs(instrument, exporter) -> None:
     # model <-> tools: a ToolNode is a step of the agent beside it, not an agent.
     assert [s.name for s in spans] == [sc.SPAN_RUN, sc.SPAN_RUN]
     assert run_status(spans) == sc.RUN_STATUS_COMPLETED
+    assert run_verdict(spans) == sc.UNVERIFIED
     assert_clean()
 
 
@@ -365,6 +394,8 @@ def test_require_outcome_is_declared_on_the_run(instrument, exporter) -> None:
     assert started[sc.RUN_STATUS] == sc.RUN_STATUS_STARTED
     assert started[sc.RUN_OUTCOME_REQUIRED] is True
     assert sc.RUN_OUTCOME_REQUIRED not in ended
+    # Declared: "completed" without a passing verifier is now a false completion.
+    assert run_verdict(finished(exporter)) == sc.FALSE_COMPLETE
     assert_clean()
 
 
