@@ -56,5 +56,5 @@ def test_precedence_matches_design_order() -> None:
         "run_failed",
     )
     assert sc.PRECEDENCE[11:] == ("waiting_on_approval", "in_flight", "unverified", "healthy")
-    assert sc.FAILURE_VERDICTS == sc.PRECEDENCE[:11]
+    assert sc.PRECEDENCE[:11] == sc.FAILURE_VERDICTS
     assert set(sc.VERDICT_LABELS) == set(sc.PRECEDENCE) == set(sc.NEXT_STEPS)

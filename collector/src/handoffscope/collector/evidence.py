@@ -618,9 +618,7 @@ def merge_spans(
     return touched
 
 
-def _wait_target(
-    run: RunState, hid: str | None, token: str | None, start: int
-) -> HandoffState:
+def _wait_target(run: RunState, hid: str | None, token: str | None, start: int) -> HandoffState:
     key = (hid, token)
     w = run.waits.get(key)
     if w is None:

@@ -33,8 +33,10 @@ VERDICT_COLORS: dict[str, str] = {
     sc.FALSE_COMPLETE: "#db2777",
     sc.APPROVAL_OVERDUE: "#a16207",
     sc.WAIT_UNCERTAIN: "#eab308",
+    sc.RUN_FAILED: "#475569",
     sc.WAITING_ON_APPROVAL: "#0d9488",
     sc.IN_FLIGHT: "#2563eb",
+    sc.UNVERIFIED: "#64748b",
     sc.HEALTHY: "#16a34a",
 }
 UNKNOWN_COLOR = "#6b7280"
@@ -52,15 +54,18 @@ BOUNDARY_LABELS: dict[str, str] = {
     sc.BOUNDARY_RESULT: "Result",
     sc.BOUNDARY_PROGRESS: "Progress (loop)",
     sc.BOUNDARY_WAIT: "Wait checkpoint",
+    sc.BOUNDARY_RUN: "Run (crash or limit)",
 }
 
 BOUNDARY_STATE_PASSED = "passed"
 BOUNDARY_STATE_FAILED = "failed"
 BOUNDARY_STATE_UNKNOWN = "unknown"
+BOUNDARY_STATE_NOT_OBSERVED = sc.NOT_OBSERVED
 BOUNDARY_STATE_WORDS = {
     BOUNDARY_STATE_PASSED: "✓ passed",
     BOUNDARY_STATE_FAILED: "✗ failed",
     BOUNDARY_STATE_UNKNOWN: "· no evidence",
+    BOUNDARY_STATE_NOT_OBSERVED: "○ not observed",
 }
 
 REJECTION_REASON_LABELS: dict[str, str] = {

@@ -92,11 +92,20 @@ def _header(run: client.RunDetail) -> None:
         )
     elif verdict in (sc.WAITING_ON_APPROVAL, sc.IN_FLIGHT):
         st.info(f"**{style.verdict_label(verdict)}.** {step}", icon=":material/hourglass_top:")
+    elif verdict == sc.UNVERIFIED:
+        st.warning(
+            f"**{style.verdict_label(verdict)}.** {style.md(s.get('why')) or ''} {step}",
+            icon=":material/help:",
+        )
     else:
         st.success(
-            f"**{style.verdict_label(verdict)}.** Every boundary passed.",
+            f"**{style.verdict_label(verdict)}.** Every observed boundary passed.",
             icon=":material/check_circle:",
         )
+    if s.get("not_observed"):
+        st.caption(style.md(s.get("not_observed")))
+    if style.is_unhealthy(verdict) and s.get("why"):
+        st.caption("First failure: " + style.md(s.get("why")))
 
     started, ended = s.get("started_at"), s.get("ended_at")
     last = s.get("last_seen_at")

@@ -36,8 +36,8 @@ results so far. A ping-pong in which no tool ran is therefore a cycle without pr
 from __future__ import annotations
 
 import contextvars
-import re
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -161,6 +161,8 @@ class HandoffTracingProcessor(TracingProcessor):
         self.tracer_provider = tracer_provider
         self.run_id_source = run_id_source
         self.require_outcome = require_outcome
+        self._delegations: OrderedDict[str, str] = OrderedDict()
+        """Open tool-call span id -> the delegation (agent-as-tool) running inside it."""
         self._agent_names: OrderedDict[str, str] = OrderedDict()
         """Tool-style name (`transfer_to_<this>`) -> agent name, of every agent seen."""
         self.enabled = True
@@ -270,6 +272,18 @@ class HandoffTracingProcessor(TracingProcessor):
             self._traces.popitem(last=False)
         return tr
 
+    def _ancestor_id(self, parent_id: str | None, kinds: tuple[str, ...]) -> str | None:
+        seen = 0
+        while parent_id is not None and seen < 256:
+            node = self._open.get(parent_id)
+            if node is None:
+                return None
+            if node.kind in kinds:
+                return parent_id
+            parent_id = node.parent_id
+            seen += 1
+        return None
+
     def _ancestor(self, parent_id: str | None, kinds: tuple[str, ...]) -> _Open | None:
         seen = 0
         while parent_id is not None and seen < 256:  # bounded: a cycle must not hang the app
@@ -342,6 +356,25 @@ class HandoffTracingProcessor(TracingProcessor):
         if kind == "handoff":
             self._handoff_ended(tr, span, emits)
         elif kind == "function":
+            delegation = self._delegations.pop(span.span_id, None)
+            if delegation is not None:
+                # The task of a delegation is the question asked; the delegate's earlier
+                # answers to that same question are not new work, so asking it again with
+                # nothing else done repeats the key at the second call.
+                question = _question(span.span_data)
+                emits.append(
+                    (
+                        self.recorder.handoff_requested,
+                        (tr.run_id, delegation),
+                        {
+                            "from_agent": None,
+                            "to_agent": None,
+                            "kind": sc.KIND_DELEGATION,
+                            "fingerprint": fingerprint(tr.fingerprint, question),
+                            "state_version": sum(1 for q in tr.work.values() if q != question),
+                        },
+                    )
+                )
             if span.error is None:
                 unit, question = _work_unit(span)
                 tr.work[unit] = question
@@ -445,11 +478,12 @@ class HandoffTracingProcessor(TracingProcessor):
         tool_name = _name(getattr(tool.data, "name", None)) if tool is not None else None
         turn_span = self._ancestor(span.parent_id, ("turn",))
         turn = getattr(turn_span.data, "turn", None) if turn_span is not None else None
-        # The task of a delegation is the question asked (tool and input, when traced);
-        # the delegate's earlier answers to that same question are not new work, so asking
-        # it again with nothing else done repeats the key at the second call.
-        question = _question(tool.data) if tool is not None else None
-        progress = sum(1 for q in tr.work.values() if q != question)
+        tool_id = self._ancestor_id(span.parent_id, ("function",))
+        if tool_id is not None:
+            # Its task (the question: tool and input) is known when the tool call ends.
+            self._delegations[tool_id] = span.span_id
+            while len(self._delegations) > MAX_OPEN_SPANS:
+                self._delegations.popitem(last=False)
         emits.append(
             (
                 self.recorder.handoff_requested,
@@ -459,8 +493,6 @@ class HandoffTracingProcessor(TracingProcessor):
                     "from_agent": caller_name,
                     "to_agent": name,
                     "turn": turn if isinstance(turn, int) else None,
-                    "fingerprint": fingerprint(tr.fingerprint, question or ""),
-                    "state_version": progress,
                     "route_declared": (
                         tool_name in tools
                         if isinstance(tools, list) and tool_name is not None
