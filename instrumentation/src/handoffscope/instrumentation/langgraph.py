@@ -811,10 +811,12 @@ def _handler_class() -> type:
 
             Each `goto` target of its Commands, then each static edge to an agent it did not
             already go to (both known now), then its conditional edges (known only when their
-            destination starts: remembered for `_admit`).
+            destination starts: remembered for `_admit`). Edges count from agents only; a
+            Command from any root node, to an agent: a root-level ToolNode running a handoff
+            tool is then the sender (LangGraph does not say which agent the ToolNode serves).
             """
             info = self._info
-            if not info.is_agent(task.node):
+            if not commands and not info.is_agent(task.node):
                 return
             run, ins = self._run, self._ins
             settings = ins._settings
@@ -841,6 +843,7 @@ def _handler_class() -> type:
                     hid = f"{task_key}.{i}" if n == 0 else f"{task_key}.{n}.{i}"
                     planned.append((hid, to, why, call_id, closed))
                     going.add(to)
+            # (`info.edges` and `info.branches` hold agents' edges only.)
             for i, to in enumerate(info.edges.get(task.node, ())):
                 if to not in going:
                     planned.append((f"{task_key}.e{i}", to, sc.REASON_EDGE, None, None))
