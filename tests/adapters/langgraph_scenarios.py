@@ -13,6 +13,7 @@ can prove that none of it leaves the process.
 from __future__ import annotations
 
 import itertools
+import operator
 import time
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
@@ -22,7 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict
 
 from handoffscope.instrumentation.langgraph import wait_details
@@ -269,3 +270,222 @@ def node_commands():
     g.add_node("refunds", refunds)
     g.add_edge(START, "triage")
     return g.compile()
+
+
+# --- published multi-agent libraries and LangGraph's own patterns (issue 10) --------------
+#
+# langgraph-supervisor's `create_supervisor` and langgraph-swarm's `create_swarm` with their
+# own handoff tools, agents from `create_react_agent` / `langchain.agents.create_agent`, and
+# a network of function nodes routing with `Command` (LangGraph's multi-agent docs).
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """`GenericFakeChatModel` that agents can bind tools to (the script decides the calls)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        return self
+
+
+def scripted(turns: Any) -> ScriptedChatModel:
+    return ScriptedChatModel(messages=iter(turns), disable_streaming=True)
+
+
+def forever(make: Any) -> Iterator[AIMessage]:
+    """An endless script: `make()` gives each turn (a fresh message, a fresh tool-call id)."""
+    while True:
+        yield make()
+
+
+@tool
+def write_note(text: str) -> str:
+    """Write a note on the customer's file."""
+    return f"noted {SENTINEL}"
+
+
+def user_input() -> dict:
+    return {"messages": [("user", f"my refund please {SENTINEL}")]}
+
+
+def supervisor_team(supervisor_turns: Iterator[AIMessage], billing_turns: Iterator[AIMessage]):
+    """langgraph-supervisor: a supervisor and one worker, `billing`, which returns to it
+    over a static edge with the library's hand-back message pair."""
+    from langgraph.prebuilt import create_react_agent
+    from langgraph_supervisor import create_supervisor
+
+    billing = create_react_agent(scripted(billing_turns), tools=[lookup_invoice], name="billing")
+    return create_supervisor([billing], model=scripted(supervisor_turns)).compile()
+
+
+def supervisor_round_trip():
+    """The supervisor dispatches once; billing works, answers, returns; the supervisor ends."""
+    return supervisor_team(
+        iter([call("transfer_to_billing"), say("your refund is on its way")]),
+        iter([call("lookup_invoice", order_id=f"A-1 {SENTINEL}"), say("refunded 80 EUR")]),
+    )
+
+
+def supervisor_redispatch():
+    """The supervisor sends billing the same task again and again; billing gives the same
+    answer each time (no new work): a loop until the recursion limit."""
+    return supervisor_team(
+        forever(lambda: call("transfer_to_billing")),
+        forever(lambda: say("I cannot find that order")),
+    )
+
+
+def swarm_team(triage_turns: Iterator[AIMessage], billing_turns: Iterator[AIMessage]):
+    """langgraph-swarm: two `create_agent` agents with the library's handoff tools."""
+    from langchain.agents import create_agent
+    from langgraph_swarm import create_handoff_tool, create_swarm
+
+    triage = create_agent(
+        scripted(triage_turns),
+        tools=[create_handoff_tool(agent_name="billing"), write_note, lookup_invoice],
+        name="triage",
+    )
+    billing = create_agent(
+        scripted(billing_turns),
+        tools=[create_handoff_tool(agent_name="triage"), write_note, lookup_invoice],
+        name="billing",
+    )
+    return create_swarm([triage, billing], default_active_agent="triage").compile()
+
+
+def swarm_bounce(work: str):
+    """triage and billing bounce the customer. `work`: `none` (hand back at once), `same`
+    (write the same note / look the same invoice up first, every time) or `new` (look a
+    different invoice up each time, then billing answers)."""
+    if work == "none":
+        return swarm_team(
+            forever(lambda: call("transfer_to_billing")),
+            forever(lambda: call("transfer_to_triage")),
+        )
+    if work == "same":
+
+        def same(note: bool, to: str) -> Iterator[AIMessage]:
+            while True:
+                if note:
+                    yield call("write_note", text=f"customer called again {SENTINEL}")
+                else:
+                    yield call("lookup_invoice", order_id=f"A-1 {SENTINEL}")
+                yield call(f"transfer_to_{to}")
+
+        return swarm_team(same(True, "billing"), same(False, "triage"))
+    orders = itertools.count(1)
+
+    def new(to: str, rounds: int) -> Iterator[AIMessage]:
+        for _ in range(rounds):
+            yield call("lookup_invoice", order_id=f"A-{next(orders)} {SENTINEL}")
+            yield call(f"transfer_to_{to}")
+        yield say("all refunds are on their way")
+
+    return swarm_team(new("billing", 2), new("triage", 1))
+
+
+class NetworkState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    notes: Annotated[list[str], operator.add]
+
+
+def command_network(reply: str):
+    """LangGraph's multi-agent network: function nodes that answer and route with
+    `Command(goto=..., update=...)`, ping-ponging forever. `reply`: `same` (the same
+    answer every time), `different` (a new answer every time) or `note` (append the
+    same note to the state every time). No control key: the runtime's view of control."""
+    count = itertools.count(1)
+
+    def update() -> dict:
+        if reply == "note":
+            return {"notes": [f"customer called again {SENTINEL}"]}
+        text = "not mine" if reply == "same" else f"not mine, try {next(count)}"
+        return {"messages": [say(text)]}
+
+    def triage(state: NetworkState) -> Command[Literal["billing"]]:
+        return Command(goto="billing", update=update())
+
+    def billing(state: NetworkState) -> Command[Literal["triage"]]:
+        return Command(goto="triage", update=update())
+
+    g = StateGraph(NetworkState)
+    g.add_node("triage", triage)
+    g.add_node("billing", billing)
+    g.add_edge(START, "triage")
+    return g.compile()
+
+
+def dropped_send():
+    """A dispatcher fans out with two `Send`s; one names a node that does not exist (a
+    typo), which LangGraph drops without a word: that destination never runs."""
+
+    def dispatch(state: NetworkState) -> Command:
+        return Command(
+            goto=[Send("billing", {"messages": state["messages"]}), Send("refund", {})],
+            update={"messages": [say("splitting")]},
+        )
+
+    def worker(state: NetworkState) -> dict:
+        return {"messages": [say("billing done")]}
+
+    g = StateGraph(NetworkState)
+    g.add_node("triage", dispatch)
+    g.add_node("billing", worker)
+    g.add_node("refunds", worker)
+    g.add_edge(START, "triage")
+    return g.compile()
+
+
+class BillingSystemDown(RuntimeError):
+    pass
+
+
+def crashing():
+    """triage hands to billing, whose node crashes."""
+
+    def triage(state: NetworkState) -> Command[Literal["billing"]]:
+        return Command(goto="billing", update={"messages": [say("over to billing")]})
+
+    def billing(state: NetworkState) -> dict:
+        raise BillingSystemDown(f"billing system down {SENTINEL}")
+
+    g = StateGraph(NetworkState)
+    g.add_node("triage", triage)
+    g.add_node("billing", billing)
+    g.add_edge(START, "triage")
+    return g.compile()
+
+
+def conditional_edges(*, declared: bool):
+    """triage routes by a conditional edge (to billing, then to END); billing returns to
+    triage over a static edge. `declared`: the branch lists its destinations."""
+    visits = itertools.count()
+
+    def triage(state: NetworkState) -> dict:
+        return {"messages": [say("triaged")]}
+
+    def route(state: NetworkState) -> str:
+        return "billing" if next(visits) == 0 else END
+
+    def billing(state: NetworkState) -> dict:
+        return {"messages": [say("billing done")]}
+
+    g = StateGraph(NetworkState)
+    g.add_node("triage", triage)
+    g.add_node("billing", billing)
+    g.add_edge(START, "triage")
+    if declared:
+        g.add_conditional_edges("triage", route, ["billing", END])
+    else:
+        g.add_conditional_edges("triage", route)
+    g.add_edge("billing", "triage")
+    return g.compile()
+
+
+def react_agent():
+    """A root-level agent (`create_agent`): its model <-> tools steps are not handoffs."""
+    from langchain.agents import create_agent
+
+    return create_agent(
+        scripted([call("lookup_invoice", order_id=f"A-1 {SENTINEL}"), say("refund is on its way")]),
+        tools=[lookup_invoice],
+        name="billing",
+    )

@@ -33,6 +33,7 @@ from handoffscope.instrumentation.classify import (
     HandoffStep,
     classify,
     find_loops,
+    worst,
 )
 from handoffscope.instrumentation.langgraph import (
     UNSET_AGENT,
@@ -70,8 +71,18 @@ def one_run_id(spans: list[ReadableSpan]) -> str:
     return str(ids.pop())
 
 
+def run_status(spans: list[ReadableSpan]) -> str | None:
+    ends = [
+        s.attributes[sc.RUN_STATUS]
+        for s in spans
+        if s.name == sc.SPAN_RUN and (s.attributes or {}).get(sc.RUN_STATUS) != "started"
+    ]
+    return str(ends[-1]) if ends else None
+
+
 def verdicts(spans: list[ReadableSpan]) -> dict[str, str]:
-    """Merge evidence per handoff (false wins for flags) and classify it, with loops."""
+    """Merge evidence per handoff (false wins for flags) and classify it, with loops and
+    the run's status, as the collector does (`find_loops(stopped=...)`, `run_status`)."""
     merged: dict[str, dict[str, Any]] = defaultdict(dict)
     for s in spans:
         attrs = s.attributes or {}
@@ -82,6 +93,7 @@ def verdicts(spans: list[ReadableSpan]) -> dict[str, str]:
             old = merged[hid].get(k)
             merged[hid][k] = (old and v) if isinstance(v, bool) and old is not None else v
     order = sorted(merged, key=lambda h: merged[h].get(sc.TURN, 0))
+    status = run_status(spans)
     loops = find_loops(
         [
             HandoffStep(
@@ -92,13 +104,17 @@ def verdicts(spans: list[ReadableSpan]) -> dict[str, str]:
                 merged[h].get(sc.STATE_VERSION),
             )
             for h in order
-        ]
+            if merged[h].get(sc.KIND, sc.KIND_HANDOFF) == sc.KIND_HANDOFF
+        ],
+        stopped=status == sc.RUN_STATUS_MAX_TURNS,
     )
     out = {}
     for h in order:
         a = merged[h]
         ev = HandoffEvidence(
             handoff_id=h,
+            kind=a.get(sc.KIND, sc.KIND_HANDOFF),
+            reason=a.get(sc.REASON),
             from_agent=a.get(sc.FROM_AGENT),
             to_agent=a.get(sc.TO_AGENT),
             first_seen_ns=None,
@@ -111,9 +127,30 @@ def verdicts(spans: list[ReadableSpan]) -> dict[str, str]:
             tool_call_closed=a.get(sc.TOOL_CALL_CLOSED),
             destination_started=a.get(sc.DESTINATION_STARTED),
             loop=h in loops.looping_ids,
+            run_stopped=status == sc.RUN_STATUS_MAX_TURNS,
+            run_status=status,
         )
         out[h] = classify(ev).verdict
     return out
+
+
+def run_verdict(spans: list[ReadableSpan]) -> str:
+    """The run's verdict as DESIGN §4 puts it: its worst handoff plus run-level facts
+    (a loop, a failure, completion without a verifier — none declared expected here)."""
+    found = verdicts(spans)
+    facts = list(found.values())
+    status = run_status(spans)
+    outcomes = [s.attributes[sc.OUTCOME_RESULT] for s in spans if s.name == sc.SPAN_OUTCOME]
+    required = any((s.attributes or {}).get(sc.RUN_OUTCOME_REQUIRED) for s in spans)
+    if status in (sc.RUN_STATUS_FAILED, sc.RUN_STATUS_MAX_TURNS):
+        facts.append(sc.RUN_FAILED)
+    if status == sc.RUN_STATUS_COMPLETED:
+        failed = bool(outcomes) and outcomes[-1] == sc.OUTCOME_FAIL
+        if failed or (required and sc.OUTCOME_PASS not in outcomes):
+            facts.append(sc.FALSE_COMPLETE)
+        elif not outcomes:
+            facts.append(sc.UNVERIFIED)
+    return worst(facts)
 
 
 def assert_no_content(spans: list[ReadableSpan]) -> None:
@@ -163,9 +200,16 @@ def test_healthy_handoff_exact_spans(instrumentor, exporter) -> None:
         sc.TOOL_CALL_ID,
         sc.ROUTE_GOTO,
         sc.CONTROL_BEFORE,
+        sc.REASON,
+        sc.KIND,
+        sc.UNOBSERVED,
         sc.GEN_AI_AGENT_NAME,
     }
     assert request[sc.FROM_AGENT] == "triage"
+    assert request[sc.REASON] == sc.REASON_COMMAND  # a handoff tool's Command(goto)
+    assert request[sc.KIND] == sc.KIND_HANDOFF
+    # LangGraph has no context contract; a tool call carried it, so its protocol is seen.
+    assert request[sc.UNOBSERVED] == (sc.BOUNDARY_CONTEXT,)
     assert request[sc.TO_AGENT] == request[sc.ROUTE_GOTO] == "billing"
     assert request[sc.ROUTE_DECLARED] is True
     assert request[sc.CONTROL_BEFORE] == "triage"
@@ -207,8 +251,11 @@ def test_ping_pong_is_a_loop_until_the_recursion_limit(instrumentor, exporter) -
     requests = of(spans, sc.SPAN_REQUEST)
     assert len(requests) == 8  # one per superstep, each agent handing back at once
     assert [r[sc.FROM_AGENT] for r in requests[:3]] == ["triage", "billing", "triage"]
-    # No work between handoffs: the same task and state every time.
+    # No work between handoffs: the same task and progress every time. state_version now
+    # counts distinct units of work (issue 10), and the only one here is the customer
+    # note of the input state: 1, never moving (it used to count work messages).
     assert len({(r[sc.FINGERPRINT], r[sc.STATE_VERSION]) for r in requests}) == 1
+    assert requests[0][sc.STATE_VERSION] == 1
     assert len({r[sc.TOOL_CALL_ID] for r in requests}) == 8
     # Every destination but the last one (the limit stopped the graph first) started.
     assert len(of(spans, sc.SPAN_TRANSFER)) == 7
@@ -230,8 +277,9 @@ def test_handing_back_after_real_work_is_not_a_loop(instrumentor, exporter) -> N
         ("billing", "triage"),
         ("triage", "billing"),
     ]
-    versions = [r[sc.STATE_VERSION] for r in requests]
-    assert versions == sorted(set(versions))  # each lookup counted as progress
+    # Each lookup is new work: its call and its result, two units (issue 10: distinct
+    # units of work, where this used to count work messages); the 1 is the customer note.
+    assert [r[sc.STATE_VERSION] for r in requests] == [1, 3, 5]
     assert set(verdicts(spans).values()) == {sc.HEALTHY}
 
 

@@ -12,30 +12,50 @@ handler to the call's config. `uninstrument()` removes the wrappers.
 
 What it sees, and what it emits (names in `semconv`; at most two spans per handoff):
 
-- **Agents** are the nodes of the graph you invoke (the root graph); a node may itself be a
-  compiled subgraph with its own model and tools (the swarm / supervisor shape).
-- **A handoff** is a `Command` with a `goto` that moves control from one root node to
-  another: returned by a root node (`Command(goto="billing", update=...)`), or raised from
-  inside a node's subgraph with `graph=Command.PARENT` — typically by a handoff tool. A
-  `ParentCommand` bubbles through every level and reaches callbacks several times; it is
-  recorded once, when it reaches the root node that hands off. Each `goto` target (a node
-  name or a `Send`) is one handoff; `goto=END` and a node sending to itself are not handoffs.
-- `handoff.request`, as soon as the command is seen: `from_agent`, `to_agent`,
+- **Agents** are the nodes of the graph you invoke (the root graph), except LangGraph's own
+  `__...` nodes and `ToolNode`s (a root-level react agent's `model` <-> `tools` is one agent
+  at work, not two agents handing off). A node may itself be a compiled subgraph with its
+  own model and tools (the swarm / supervisor shape). `instrument(agent_nodes=[...])` names
+  the agents yourself.
+- **A handoff** is any transfer of control from one agent node to another, whatever
+  carries it (`handoff.reason`):
+  - `command` — a `Command(goto=...)` returned by a root node, or raised from inside its
+    subgraph with `graph=Command.PARENT` (a handoff tool: langgraph-swarm's, langgraph-
+    supervisor's). A `ParentCommand` bubbles through every level and reaches callbacks
+    several times; it is recorded once, when it reaches the root node that hands off.
+  - `send` — each `Send` of a `goto` (parallel destinations: one handoff each).
+  - `edge` — a static edge (`add_edge("billing", "supervisor")`: langgraph-supervisor's
+    workers return to the supervisor this way), recorded when the sender's step ends; or a
+    conditional edge (`add_conditional_edges`), whose destination is known only when it
+    starts in the next superstep, so request, transfer and admission go on one span then
+    (`route.declared` true when the branch lists its destinations, absent when open-ended).
+  `goto=END` and a node sending to itself are not handoffs. A `goto` or `Send` to a name
+  that is no node is one: LangGraph drops it without running anything, so it is never
+  admitted (the collector judges it `destination_not_started`).
+- `handoff.request`, as soon as the handoff is known: `from_agent`, `to_agent`,
   `route.goto`, `route.declared` (is the target among the sender's declared destinations:
   its static and conditional edges, `Command[Literal[...]]` return annotation or
   `add_node(..., destinations=...)`; omitted when the node declares nothing or has an
   open-ended branch), `turn` (the superstep), `tool_call.id` (when a tool issued it),
-  `control.before` (the sender's view of the control key, default `active_agent`),
-  `fingerprint` and `state_version` (below).
+  `control.before`, `fingerprint` and `state_version` (below), `reason`, `kind`
+  (`handoff`) and `unobserved`: the boundaries this adapter cannot see — `context` always
+  (LangGraph has no context contract), and `tool_protocol` when no tool call carried it.
 - `handoff.transfer`, when the destination node starts: `destination.started=true`,
-  `control.after` (the destination's view of the control key — a graph that declares the
-  key but never set it reports `(unset)`, which is stale), and `tool_call.closed` (does a
-  `ToolMessage` with the handoff's own `tool_call_id` sit in the destination's messages).
-  A destination that never starts (recursion limit, crash) sends nothing more: the
-  collector calls it `destination_not_started` after its grace window.
-- `handoff.run` at start (`started`) and end: `completed`, `failed`, `interrupted` (a node
-  called `interrupt()`, or the caller stopped iterating), `max_turns` (`GraphRecursionError`),
-  with `run.final_agent` and `run.turns` (supersteps).
+  `control.after` and `tool_call.closed` (does a `ToolMessage` with the handoff's own
+  `tool_call_id` sit in the destination's messages). A destination that never starts
+  (recursion limit, crash, a dropped `Send`) sends nothing more: the collector calls it
+  `destination_not_started`.
+- **Control.** Where the graph's state has the control key (`control_key`, default
+  `active_agent`, as langgraph-swarm keeps it), `control.before` is the sender's view of it
+  and `control.after` the destination's — a graph that declares the key but never set it
+  reports `(unset)`, which is stale: that is how a handoff that forgot to move the key is
+  caught. A graph without that key (langgraph-supervisor's) gets the runtime's own view:
+  `control.before` is the sending node, `control.after` the node that actually started.
+- `handoff.run` at start (`started`; with `run.outcome_required=true` under
+  `instrument(require_outcome=True)`: the app declares its runs must be verified) and end:
+  `completed`, `failed`, `interrupted` (a node called `interrupt()`, or the caller stopped
+  iterating), `max_turns` (`GraphRecursionError`), with `run.final_agent` and `run.turns`
+  (supersteps).
 - `handoff.wait` when an `interrupt()` is checkpointed (`wait.resume_token_id` is the
   interrupt id, `wait.state_persisted` is true when the graph has a checkpointer and a
   thread id), and again with `wait.decision` when `Command(resume=...)` answers it.
@@ -48,13 +68,29 @@ checkpoint's metadata under `handoff.run_id`. Nodes that re-run after a resume a
 counted twice (handoff ids derive from LangGraph's own task ids; a destination is admitted
 once).
 
-**Loops.** `state_version` counts the messages that are *work* — everything except the
-handoff plumbing (an `AIMessage` whose tool calls are all handoffs, and the `ToolMessage`s
-answering them); `fingerprint` is the keyed HMAC (`fingerprint()`) of the ids of the human
-messages and of the other state values (not the messages, not the control key, not managed
-values). Agents handing work back and forth without doing any is therefore a loop; a retry
-after real progress is not. Message *content* is never read into a span: only types, ids and
-tool-call ids are looked at, and the fingerprint is an HMAC.
+**Loops.** A loop is the same destination getting the same task with no new work, so
+`fingerprint` is the task — the keyed HMAC (`fingerprint()`) of the human messages' ids — and
+`state_version` is progress: the number of *distinct units of work* produced in the run so
+far, each unit a keyed HMAC. The units:
+
+- each tool call (tool name + arguments) and each tool result (`ToolMessage`: name +
+  content), except the handoff plumbing: calls that carried a handoff, tools named
+  `transfer_to_...` / `transfer_back_to_...`, and langgraph-supervisor's hand-back pair
+  (`response_metadata["__is_handoff_back"]`) — with their `ToolMessage`s;
+- each AI message without tool calls (its text: the same answer twice is one unit);
+- each state value other than the messages, the control key and managed values, per key
+  (a list or tuple: one unit per element, so appending an identical note adds nothing).
+
+Repeating work therefore adds nothing and new work adds one per unit: (to_agent,
+fingerprint, state_version) repeats exactly when the same destination gets the same task
+with no new work in between — a bounce, a supervisor re-dispatching the same request, a
+retry that looks the same invoice up again — while a retry that produced something new is
+not a loop. Units are read from the state the sender started from and the update its step
+writes (work done inside a subgraph reaches the root state only through it). Each message
+is digested once per run (remembered by message id); a run remembers its last 10,000
+units and message digests — a unit forgotten and seen again counts as new, so a loop
+longer than that goes unseen rather than work being mistaken for a loop. Content never
+reaches a span: only keyed HMACs, ids, names and counts do.
 
 **Waits.** Say who owns an approval, why, and until when, by merging `wait_details(...)` into
 the interrupt value (it travels with the interrupt to your UI and into the checkpoint):
@@ -83,7 +119,10 @@ config you invoked with):
 stops, not waits: such a run reports `completed`. Graphs invoked from inside a node on the
 node's own config belong to the outer run; with a thread of their own they are runs of
 their own. A `RemoteGraph` is not observed (its graph runs in another process — instrument
-that one). Adding any callback handler makes LangChain run its callback machinery for every
+that one). Only the root graph's nodes are agents: handoffs inside a subgraph (a swarm
+nested in a node) are that node's own work. A conditional edge's destination is recognised
+by timing — an agent that starts in the superstep after the edge's sender, among the edge's
+destinations, and that nothing else the adapter saw sent there. Adding any callback handler makes LangChain run its callback machinery for every
 step; `bench/bench_adapter_langgraph.py` measures what that and the spans cost.
 
 The instrumentor never raises into your graph: its failures are logged at debug level and
@@ -102,7 +141,7 @@ import time
 import uuid
 import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
@@ -131,6 +170,16 @@ _REJECT = frozenset({"rejected", "reject", "ignore", "deny", "denied", "no"})
 _INTERRUPT_ID = re.compile(r"^[0-9a-f]{32}$")
 _CHECKPOINT_COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 _TASK_ID_KEY = "__pregel_task_id"
+_MAX_REMEMBERED = 10_000
+"""Per run: units of work and message digests remembered (least recently seen forgotten)."""
+_PLUMBING_TOOL_PREFIXES = ("transfer_to_", "transfer_back_to_")
+"""Tool names of handoff tools (langgraph-swarm, langgraph-supervisor): plumbing, not work."""
+_HANDOFF_BACK_KEY = "__is_handoff_back"
+"""`response_metadata` key langgraph-supervisor sets on its hand-back message pair."""
+_UNOBSERVED = (sc.BOUNDARY_CONTEXT,)
+"""LangGraph has no context contract: the context boundary is never observed."""
+_UNOBSERVED_NO_TOOL = (sc.BOUNDARY_CONTEXT, sc.BOUNDARY_TOOL_PROTOCOL)
+"""Nor the tool protocol when no tool call carried the handoff (edges, node Commands)."""
 _CHECKPOINTER_KEY = "__pregel_checkpointer"
 
 _last_run_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -143,7 +192,8 @@ class LangGraphSettings:
     """What `instrument(**settings)` accepts. Every field is optional."""
 
     control_key: str | None = "active_agent"
-    """State key naming the agent that holds control (`None`: no control evidence)."""
+    """State key naming the agent that holds control. A graph without that key (or with
+    `None` here) gets the runtime's own view: the sender before, the node that started after."""
     messages_key: str = "messages"
     """State key of the message list (tool protocol and progress are read from it)."""
     export_thread_id: bool = True
@@ -156,6 +206,12 @@ class LangGraphSettings:
     """Deadline of a wait whose interrupt value names none: this many seconds after it."""
     max_threads: int = 10_000
     """Threads (and runs) remembered for resumes and outcomes; the oldest are forgotten."""
+    agent_nodes: Collection[str] | None = None
+    """Root node names that are agents (default: every root node except `__...` names and
+    `ToolNode`s). Transfers between agents are handoffs; other nodes are steps of an agent."""
+    require_outcome: bool = False
+    """Declare that runs must be verified: the run-start span carries
+    `run.outcome_required=True`, so "completed" without a passing outcome is a false completion."""
 
 
 def wait_details(
@@ -183,6 +239,18 @@ def wait_details(
 # --- per-run memory ---------------------------------------------------------------------
 
 
+class _Lru(OrderedDict):  # type: ignore[type-arg]
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = max(1, limit)
+
+    def put(self, key: Any, value: Any) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
+
 @dataclass
 class _Pending:
     """A handoff requested and not yet admitted by its destination."""
@@ -192,6 +260,20 @@ class _Pending:
     step: int | None
     tool_call_id: str | None
     closed_in_update: bool | None
+
+
+@dataclass
+class _Branch:
+    """A sender's conditional edge: its destination is known only when it starts."""
+
+    sender: str
+    task_key: str
+    step: int | None
+    ends: frozenset[str] | None
+    """The branch's declared destinations; None when open-ended."""
+    fingerprint: str
+    state_version: int
+    control_before: str | None
 
 
 class _Run:
@@ -207,6 +289,14 @@ class _Run:
         self.handoff_calls: set[str] = set()
         """Tool-call ids that carried a handoff: their messages are plumbing, not progress."""
         self.pending: dict[str, list[_Pending]] = {}
+        self.branches: list[_Branch] = []
+        """Conditional edges taken in the last superstep, waiting for their destination."""
+        self.units: _Lru = _Lru(_MAX_REMEMBERED)
+        """Digests of the units of work seen so far (see `_Progress`)."""
+        self.work = 0
+        """Distinct units of work produced so far: `handoff.state_version`."""
+        self.message_units: _Lru = _Lru(_MAX_REMEMBERED)
+        """Message id -> its unit entries, so each message is digested once per run."""
         self.open_waits: set[str] = set()
         self.waits_seen: set[str] = set()
         self.first_step: int | None = None
@@ -220,18 +310,6 @@ class _Run:
         return self.last_step - self.first_step + 1
 
 
-class _Lru(OrderedDict):  # type: ignore[type-arg]
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.limit = max(1, limit)
-
-    def put(self, key: Any, value: Any) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > self.limit:
-            self.popitem(last=False)
-
-
 # --- reading graphs and state without reading content -----------------------------------
 
 
@@ -239,10 +317,29 @@ class _Lru(OrderedDict):  # type: ignore[type-arg]
 class _GraphInfo:
     routes: Mapping[str, tuple[frozenset[str], bool]]
     """node -> (declared destinations, whether that list is complete)."""
+    value_keys: frozenset[str] | None
+    """State keys whose values are work: the root state's channels less messages, control
+    and managed values (None: the graph has no builder to tell, so every key but those)."""
     skip_keys: frozenset[str]
-    """State keys left out of the fingerprint: messages, control, managed values."""
+    """State keys that are never work: messages, control, managed values."""
     control_tracked: bool
     """The graph has a channel for the control key."""
+    agents: frozenset[str]
+    """Root nodes that are agents (see `LangGraphSettings.agent_nodes`)."""
+    nodes: frozenset[str]
+    """Every root node name: a goto to a name outside it is dropped by LangGraph."""
+    edges: Mapping[str, tuple[str, ...]]
+    """agent -> agents its static edges lead to."""
+    branches: Mapping[str, tuple[frozenset[str] | None, ...]]
+    """agent -> the destination sets of its conditional edges (None: open-ended)."""
+
+    def is_agent(self, node: str) -> bool:
+        return node in self.agents
+
+    def may_receive(self, node: str) -> bool:
+        """A goto target that could be a handoff: an agent, or a name that is no node at
+        all (LangGraph drops it silently: a handoff that will never be admitted)."""
+        return node in self.agents or node not in self.nodes
 
 
 _graph_info_cache: weakref.WeakKeyDictionary[Any, _GraphInfo] = weakref.WeakKeyDictionary()
@@ -258,26 +355,39 @@ def _graph_info(graph: Any, settings: LangGraphSettings) -> _GraphInfo:
     targets: dict[str, set[str]] = {}
     open_ended: set[str] = set()
     managed: set[str] = set()
+    nodes: dict[str, Any] = {}
+    edges: dict[str, set[str]] = {}
+    branch_ends: dict[str, list[frozenset[str] | None]] = {}
+    value_keys: set[str] | None = None
     builder = getattr(graph, "builder", None)
-    if builder is not None:
+    if builder is None:
+        nodes = {n: None for n in (getattr(graph, "nodes", None) or {})}
+    else:
+        nodes = dict(getattr(builder, "nodes", None) or {})
+        value_keys = set(getattr(builder, "channels", None) or ())
         for name, spec in (getattr(builder, "nodes", None) or {}).items():
             ends = getattr(spec, "ends", None)
             if ends:
                 targets.setdefault(name, set()).update(ends)  # dict ends: keys are nodes
         for start, end in getattr(builder, "edges", ()) or ():
             targets.setdefault(start, set()).add(end)
+            edges.setdefault(start, set()).add(end)
         for starts, end in getattr(builder, "waiting_edges", ()) or ():
             for start in starts:
                 targets.setdefault(start, set()).add(end)
+                edges.setdefault(start, set()).add(end)
         for start, branches in (getattr(builder, "branches", None) or {}).items():
             for branch in branches.values():
                 ends = getattr(branch, "ends", None)
                 if ends is None:
                     open_ended.add(start)
                     targets.setdefault(start, set())
+                    branch_ends.setdefault(start, []).append(None)
                 else:
                     targets.setdefault(start, set()).update(ends.values())
+                    branch_ends.setdefault(start, []).append(frozenset(ends.values()))
         managed.update(getattr(builder, "managed", None) or ())
+    agents = _agent_nodes(nodes, settings)
     routes = {node: (frozenset(dests), node not in open_ended) for node, dests in targets.items()}
     skip = {settings.messages_key, *managed}
     if settings.control_key:
@@ -285,12 +395,37 @@ def _graph_info(graph: Any, settings: LangGraphSettings) -> _GraphInfo:
     channels = getattr(graph, "channels", None) or {}
     info = _GraphInfo(
         routes=routes,
+        value_keys=None if value_keys is None else frozenset(value_keys - skip),
         skip_keys=frozenset(skip),
         control_tracked=bool(settings.control_key) and settings.control_key in channels,
+        agents=agents,
+        nodes=frozenset(nodes),
+        edges={
+            start: tuple(sorted(e for e in ends if e in agents and e != start))
+            for start, ends in edges.items()
+            if start in agents
+        },
+        branches={start: tuple(b) for start, b in branch_ends.items() if start in agents},
     )
     with contextlib.suppress(TypeError):  # an unhashable graph is just not cached
         _graph_info_cache[graph] = info
     return info
+
+
+def _agent_nodes(nodes: Mapping[str, Any], settings: LangGraphSettings) -> frozenset[str]:
+    if settings.agent_nodes is not None:
+        return frozenset(settings.agent_nodes)
+    try:
+        from langgraph.prebuilt import ToolNode
+    except ImportError:  # langgraph-prebuilt is optional: then no node is a ToolNode
+        ToolNode = ()  # type: ignore[assignment,misc]  # noqa: N806
+    # A ToolNode runs the tools of the agent beside it (a root-level react agent's
+    # model <-> tools): a step of that agent, not an agent control moves to.
+    return frozenset(
+        name
+        for name, spec in nodes.items()
+        if not name.startswith("__") and not isinstance(getattr(spec, "runnable", None), ToolNode)
+    )
 
 
 def _get(state: Any, key: str | None) -> Any:
@@ -305,46 +440,128 @@ def _agent(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _call_ids(message: Any) -> list[Any]:
-    calls = getattr(message, "tool_calls", None) or ()
-    return [c.get("id") for c in calls if isinstance(c, Mapping)]
+# Unit entries of a message: (role, tool-call id, digest). Roles: a human message (the
+# task: its id, never digested), plumbing (a handoff's own messages), a tool call, a tool
+# result, an answer (an AI message without tool calls).
+_HUMAN, _PLUMBING, _CALL, _RESULT, _ANSWER = "human", "plumbing", "call", "result", "answer"
+_Entry = tuple[str, "str | None", str]
+
+
+def _is_plumbing_name(name: Any) -> bool:
+    return isinstance(name, str) and name.startswith(_PLUMBING_TOOL_PREFIXES)
+
+
+def _message_units(m: Any) -> tuple[_Entry, ...]:
+    """A message's unit entries. Content only ever goes into a keyed HMAC (`fingerprint`)."""
+    kind = getattr(m, "type", None)
+    meta = getattr(m, "response_metadata", None)
+    handoff_back = isinstance(meta, Mapping) and bool(meta.get(_HANDOFF_BACK_KEY))
+    if kind == "human":
+        mid = getattr(m, "id", None)
+        return ((_HUMAN, mid if isinstance(mid, str) else None, ""),)
+    if kind == "ai":
+        calls = [c for c in getattr(m, "tool_calls", None) or () if isinstance(c, Mapping)]
+        if not calls:
+            if handoff_back:
+                return ()
+            return ((_ANSWER, None, fingerprint(_ANSWER, getattr(m, "content", None))),)
+        out: list[_Entry] = []
+        for c in calls:
+            call_id = c.get("id") if isinstance(c.get("id"), str) else None
+            name = c.get("name")
+            if handoff_back or _is_plumbing_name(name):
+                out.append((_PLUMBING, call_id, ""))
+            else:
+                out.append((_CALL, call_id, fingerprint((_CALL, name), c.get("args"))))
+        return tuple(out)
+    if kind == "tool":
+        call_id = getattr(m, "tool_call_id", None)
+        call_id = call_id if isinstance(call_id, str) else None
+        name = getattr(m, "name", None)
+        if handoff_back or _is_plumbing_name(name):
+            return ((_PLUMBING, call_id, ""),)
+        return ((_RESULT, call_id, fingerprint((_RESULT, name), getattr(m, "content", None))),)
+    return ()
+
+
+def _messages(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value] if hasattr(value, "type") else []
+
+
+def _items(update: Any) -> list[tuple[Any, Any]]:
+    """A state update's (key, value) pairs: a mapping, or a Command's list of pairs."""
+    if isinstance(update, Mapping):
+        return list(update.items())
+    if isinstance(update, (list, tuple)):
+        return [u for u in update if isinstance(u, tuple) and len(u) == 2]
+    return []
+
+
+def _state_items(state: Any) -> list[tuple[Any, Any]]:
+    """A state's (key, value) pairs: a TypedDict state, or a dataclass / pydantic one."""
+    if isinstance(state, Mapping):
+        return list(state.items())
+    attrs = getattr(state, "__dict__", None)
+    if isinstance(attrs, dict):
+        return [(k, v) for k, v in attrs.items() if not k.startswith("_")]
+    return []
 
 
 def _progress(
-    messages: Any, added: Any, handoff_calls: set[str]
-) -> tuple[int | None, tuple[str, ...]]:
-    """(work messages, ids of human messages) after a step — types and ids only, never content.
+    run: _Run, info: _GraphInfo, messages_key: str, state: Any, updates: Sequence[Any]
+) -> tuple[str, int]:
+    """(task fingerprint, state_version) after a step; the module docstring says what counts.
 
-    `messages` is the state the sender started from, `added` the messages its command adds
-    (deduplicated by id, as `add_messages` does): work an agent did inside its subgraph
-    only reaches the root state through the handoff's update.
+    `state` is the state the sender started from, `updates` what its step writes: work an
+    agent did inside its subgraph reaches the root state only through them. Call with
+    `run.lock` held (the run's unit and message memories are shared by parallel tasks).
     """
-    lists = [m for m in (messages, added) if isinstance(m, (list, tuple))]
-    if not lists:
-        return None, ()
-    work = 0
+    pairs = _state_items(state)
+    for update in updates:
+        pairs.extend(_items(update))
     human: list[str] = []
-    seen: set[str] = set()
+    seen_human: set[str] = set()
+    plumbing = run.handoff_calls
     position = 0
-    for msgs in lists:
-        for m in msgs:
-            position += 1
-            mid = getattr(m, "id", None)
-            if isinstance(mid, str):
-                if mid in seen:
-                    continue
-                seen.add(mid)
-            kind = getattr(m, "type", None)
-            if kind == "tool" and getattr(m, "tool_call_id", None) in handoff_calls:
-                continue
-            if kind == "ai":
-                ids = _call_ids(m)
-                if ids and all(call in handoff_calls for call in ids):
-                    continue
-            if kind == "human":
-                human.append(mid if isinstance(mid, str) else str(position))
-            work += 1
-    return work, tuple(human)
+    units: list[str] = []
+    for key, value in pairs:
+        if key == messages_key:
+            for m in _messages(value):
+                position += 1
+                mid = getattr(m, "id", None)
+                entries = run.message_units.get(mid) if isinstance(mid, str) else None
+                if entries is None:
+                    entries = _message_units(m)
+                    if isinstance(mid, str):
+                        run.message_units.put(mid, entries)
+                for role, ref, digest in entries:
+                    if role == _HUMAN:
+                        hid = ref or f"#{position}"
+                        if hid not in seen_human:
+                            seen_human.add(hid)
+                            human.append(hid)
+                    elif role == _PLUMBING:
+                        if ref is not None:
+                            plumbing.add(ref)
+                    elif ref is None or ref not in plumbing:
+                        units.append(digest)
+        elif (
+            isinstance(key, str)
+            and key not in info.skip_keys
+            and (info.value_keys is None or key in info.value_keys)
+        ):
+            # One unit per element: appending an identical note adds nothing.
+            for element in value if isinstance(value, (list, tuple)) else (value,):
+                units.append(fingerprint(("state", key), element))
+    for unit in units:
+        if not unit:
+            continue  # the HMAC failed (counted): no evidence either way
+        if unit not in run.units:
+            run.work += 1
+        run.units.put(unit, True)
+    return fingerprint(human), run.work
 
 
 def _tool_closed(messages: Any, tool_call_id: str) -> bool | None:
@@ -396,14 +613,15 @@ def _wait_facts(value: Any) -> Mapping[str, Any]:
     return {}
 
 
-def _targets(goto: Any, send_type: type) -> list[str]:
+def _targets(goto: Any, send_type: type) -> list[tuple[str, str]]:
+    """(target node, reason code) of each item of a Command's `goto`."""
     items = goto if isinstance(goto, (list, tuple)) else (goto,)
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for item in items:
         if isinstance(item, send_type):
-            out.append(item.node)  # type: ignore[attr-defined]
+            out.append((item.node, sc.REASON_SEND))  # type: ignore[attr-defined]
         elif isinstance(item, str):
-            out.append(item)
+            out.append((item, sc.REASON_COMMAND))
     return out
 
 
@@ -508,10 +726,14 @@ def _handler_class() -> type:
                 if task is None:
                     return
                 items = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
-                for item in items:
-                    # A root node's Command(graph=PARENT) would leave the graph: not a handoff.
-                    if isinstance(item, Command) and item.graph != Command.PARENT:
-                        self._handoff(task, item)
+                # A root node's Command(graph=PARENT) would leave the graph: not a handoff.
+                commands = [
+                    i for i in items if isinstance(i, Command) and i.graph != Command.PARENT
+                ]
+                updates = [i.update for i in commands] + [
+                    i for i in items if isinstance(i, Mapping)
+                ]
+                self._task_ended(task, commands, updates)
             except Exception:
                 _swallow("chain end")
 
@@ -536,7 +758,9 @@ def _handler_class() -> type:
                 if isinstance(error, ParentCommand):
                     cmd = error.args[0] if error.args else None
                     if isinstance(cmd, Command) and cmd.graph != Command.PARENT:
-                        self._handoff(task, cmd)
+                        # LangGraph hands this command to the node's writers: its goto,
+                        # and its static and conditional edges too, as if it had returned it.
+                        self._task_ended(task, [cmd], [cmd.update])
                 elif isinstance(error, GraphInterrupt):
                     for itr in (error.args[0] if error.args else ()) or ():
                         self._interrupted(task, itr)
@@ -572,7 +796,7 @@ def _handler_class() -> type:
                     if isinstance(item, Command) and item.goto:
                         call_id, top = found
                         self._tool_commands.setdefault(top, []).append(
-                            (call_id, _targets(item.goto, Send))
+                            (call_id, [t for t, _ in _targets(item.goto, Send)])
                         )
             except Exception:
                 _swallow("tool end")
@@ -582,50 +806,78 @@ def _handler_class() -> type:
 
         # -- evidence ---------------------------------------------------------------------
 
-        def _handoff(self, task: _Task, cmd: Any) -> None:
-            targets = [t for t in _targets(cmd.goto, Send) if t != END and t != task.node]
-            if not targets:
+        def _task_ended(self, task: _Task, commands: list[Any], updates: list[Any]) -> None:
+            """A root node's step is done: record the handoffs its writes carry.
+
+            Each `goto` target of its Commands, then each static edge to an agent it did not
+            already go to (both known now), then its conditional edges (known only when their
+            destination starts: remembered for `_admit`). Edges count from agents only; a
+            Command from any root node, to an agent: a root-level ToolNode running a handoff
+            tool is then the sender (LangGraph does not say which agent the ToolNode serves).
+            """
+            info = self._info
+            if not commands and not info.is_agent(task.node):
                 return
             run, ins = self._run, self._ins
             settings = ins._settings
-            call_id = self._tool_call_for(task.ns, targets)
             # LangGraph's task id: the same task re-run after a resume keeps it.
             task_key = task.ns.rsplit(":", 1)[-1] if ":" in task.ns else f"{task.node}.{task.step}"
-            closed_in_update: bool | None = None
-            if call_id is not None:
-                closed_in_update = _tool_closed(_get(cmd.update, settings.messages_key), call_id)
-            fresh: list[tuple[str, str]] = []
-            with run.lock:
+            # (handoff id, to, reason, tool call id, closed in the update)
+            planned: list[tuple[str, str, str, str | None, bool | None]] = []
+            going: set[str] = set()
+            for n, cmd in enumerate(commands):
+                targets = [
+                    (to, why)
+                    for to, why in _targets(cmd.goto, Send)
+                    if to != END and to != task.node and info.may_receive(to)
+                ]
+                if not targets:
+                    continue
+                call_id = self._tool_call_for(task.ns, [to for to, _ in targets])
+                closed: bool | None = None
                 if call_id is not None:
-                    run.handoff_calls.add(call_id)
-                for i, to in enumerate(targets):
-                    hid = f"{task_key}.{i}"
+                    messages = dict(_items(cmd.update)).get(settings.messages_key)
+                    closed = _tool_closed(messages, call_id)
+                for i, (to, why) in enumerate(targets):
+                    # Command i of a step: ".{i}" for the first (the ids of earlier releases).
+                    hid = f"{task_key}.{i}" if n == 0 else f"{task_key}.{n}.{i}"
+                    planned.append((hid, to, why, call_id, closed))
+                    going.add(to)
+            # (`info.edges` and `info.branches` hold agents' edges only.)
+            for i, to in enumerate(info.edges.get(task.node, ())):
+                if to not in going:
+                    planned.append((f"{task_key}.e{i}", to, sc.REASON_EDGE, None, None))
+            branches = info.branches.get(task.node, ())
+            if not planned and not branches:
+                return
+            fresh: list[tuple[str, str, str, str | None]] = []
+            with run.lock:
+                for hid, to, why, call_id, closed in planned:
+                    if call_id is not None:
+                        run.handoff_calls.add(call_id)
                     if hid in run.handoffs:
                         continue
                     run.handoffs.add(hid)
                     run.pending.setdefault(to, []).append(
-                        _Pending(hid, to, task.step, call_id, closed_in_update)
+                        _Pending(hid, to, task.step, call_id, closed)
                     )
-                    fresh.append((hid, to))
-                calls = set(run.handoff_calls)
-            if not fresh:
-                return
-            state = task.state
-            update = cmd.update if isinstance(cmd.update, Mapping) else {}
-            version, human = _progress(
-                _get(state, settings.messages_key), update.get(settings.messages_key), calls
-            )
-            rest: dict[str, Any] | None = None
-            if isinstance(state, Mapping):
-                skip = self._info.skip_keys
-                rest = {k: v for k, v in state.items() if k not in skip}
-                rest.update((k, v) for k, v in update.items() if k not in skip)
-            fp = fingerprint(list(human), rest)
-            before = _agent(_get(state, settings.control_key)) if settings.control_key else None
-            routes = self._info.routes.get(task.node)
-            for hid, to in fresh:
+                    fresh.append((hid, to, why, call_id))
+                if not fresh and not branches:
+                    return
+                fp, version = _progress(
+                    run, info, settings.messages_key, task.state, [u for u in updates if u]
+                )
+                before = self._control_before(task)
+                for ends in branches:
+                    run.branches.append(
+                        _Branch(task.node, task_key, task.step, ends, fp, version, before)
+                    )
+            routes = info.routes.get(task.node)
+            for hid, to, why, call_id in fresh:
                 declared = None
-                if routes is not None:
+                if why == sc.REASON_EDGE:
+                    declared = True
+                elif routes is not None:
                     dests, complete = routes
                     declared = True if to in dests else (False if complete else None)
                 ins._recorder.handoff_requested(
@@ -640,9 +892,26 @@ def _handler_class() -> type:
                     tool_call_id=call_id,
                     goto=to,
                     control_before=before,
+                    reason=why,
+                    kind=sc.KIND_HANDOFF,
+                    unobserved=_UNOBSERVED if call_id is not None else _UNOBSERVED_NO_TOOL,
                     agent=task.node,
                     conversation_id=run.conversation_id,
                 )
+
+        def _control_before(self, task: _Task) -> str | None:
+            """Who holds control as the sender sees it: the control key where the graph keeps
+            one (that is what catches a stale key), else the runtime's view: the sender."""
+            key = self._ins._settings.control_key
+            if key and self._info.control_tracked:
+                return _agent(_get(task.state, key))
+            return task.node
+
+        def _control_after(self, task: _Task) -> str | None:
+            key = self._ins._settings.control_key
+            if key and self._info.control_tracked:
+                return _agent(_get(task.state, key)) or UNSET_AGENT
+            return task.node
 
         def _tool_call_for(self, ns: str, targets: list[str]) -> str | None:
             found = self._tool_commands.pop(ns, None)
@@ -655,6 +924,7 @@ def _handler_class() -> type:
 
         def _admit(self, task: _Task) -> None:
             run = self._run
+            branched: list[tuple[str, _Branch]] = []
             with run.lock:
                 if task.step is not None:
                     if run.first_step is None or task.step < run.first_step:
@@ -662,42 +932,77 @@ def _handler_class() -> type:
                     if run.last_step is None or task.step >= run.last_step:
                         run.last_step = task.step
                         run.last_agent = task.node
+                    # A conditional edge leads to the very next superstep, or nowhere (END).
+                    run.branches = [
+                        b for b in run.branches if b.step is None or b.step >= task.step - 1
+                    ]
                 waiting = run.pending.get(task.node)
-                if not waiting:
-                    return
                 # Only handoffs from an earlier superstep: the destination of a handoff made
                 # in this step cannot already be running.
                 admitted = [
-                    p for p in waiting if p.step is None or task.step is None or p.step < task.step
+                    p
+                    for p in waiting or ()
+                    if p.step is None or task.step is None or p.step < task.step
                 ]
-                if not admitted:
+                if admitted:
+                    rest = [p for p in waiting or () if p not in admitted]
+                    if rest:
+                        run.pending[task.node] = rest
+                    else:
+                        del run.pending[task.node]
+                elif self._info.is_agent(task.node):
+                    # Nothing else sent it here: a conditional edge of the last step did.
+                    dest_key = task.ns.rsplit(":", 1)[-1] if ":" in task.ns else task.node
+                    for b in run.branches:
+                        if (
+                            b.sender != task.node
+                            and (b.ends is None or task.node in b.ends)
+                            and (b.step is None or task.step is None or b.step < task.step)
+                        ):
+                            hid = f"{b.task_key}.{dest_key}"
+                            if hid not in run.handoffs:
+                                run.handoffs.add(hid)
+                                branched.append((hid, b))
+                if not admitted and not branched:
                     return
-                rest = [p for p in waiting if p not in admitted]
-                if rest:
-                    run.pending[task.node] = rest
-                else:
-                    del run.pending[task.node]
             settings = self._ins._settings
-            state = task.state
-            after: str | None = None
-            if settings.control_key:
-                after = _agent(_get(state, settings.control_key))
-                if after is None and self._info.control_tracked:
-                    after = UNSET_AGENT
-            messages = _get(state, settings.messages_key)
+            after = self._control_after(task)
+            messages = _get(task.state, settings.messages_key)
+            recorder = self._ins._recorder
             for p in admitted:
                 closed = None
                 if p.tool_call_id is not None:
                     closed = _tool_closed(messages, p.tool_call_id)
                     if closed is None:
                         closed = p.closed_in_update
-                self._ins._recorder.handoff_transferred(
+                recorder.handoff_transferred(
                     run.run_id,
                     p.handoff_id,
                     goto=p.to_agent,
                     control_after=after,
                     tool_call_closed=closed,
                     destination_started=True,
+                    agent=task.node,
+                    conversation_id=run.conversation_id,
+                )
+            for hid, b in branched:
+                # Request, transfer and admission are all known now: one span.
+                recorder.handoff_requested(
+                    run.run_id,
+                    hid,
+                    from_agent=b.sender,
+                    to_agent=task.node,
+                    turn=b.step,
+                    fingerprint=b.fingerprint or None,
+                    state_version=b.state_version,
+                    route_declared=True if b.ends is not None else None,
+                    goto=task.node,
+                    control_before=b.control_before,
+                    control_after=after,
+                    destination_started=True,
+                    reason=sc.REASON_EDGE,
+                    kind=sc.KIND_HANDOFF,
+                    unobserved=_UNOBSERVED_NO_TOOL,
                     agent=task.node,
                     conversation_id=run.conversation_id,
                 )
@@ -998,7 +1303,11 @@ class LangGraphInstrumentor(ProcessSingleton):
                     self._threads.put(plan.thread_id, run)
             _last_run_id.set(run.run_id)
             if is_new:
-                self._recorder.run_started(run.run_id, conversation_id=conv)
+                self._recorder.run_started(
+                    run.run_id,
+                    conversation_id=conv,
+                    outcome_required=True if settings.require_outcome else None,
+                )
             if plan.resume is not None:
                 self._decide(run, plan.resume)
             handler = _handler_class()(self, run, _graph_info(plan.graph, settings), plan.persisted)
