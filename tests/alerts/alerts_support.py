@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -195,3 +196,18 @@ class Evidence:
         self.handoff("l2", "coder", "planner", at=at + 0.2)
         self.handoff("l3", "planner", "coder", at=at + 0.4)
         self.handoff("l4", "coder", "planner", at=at + 0.6)
+
+
+def samples(text: str, name: str) -> dict[frozenset, float]:
+    """Every sample of family `name` in Prometheus text, keyed by its label set."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            series, _, value = line.rpartition(" ")
+            out[frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', series))] = float(value)
+    return out
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """One sample (labels matched exactly), 0 when absent."""
+    return samples(text, name).get(frozenset(labels.items()), 0.0)

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from alerts_support import S, Evidence, until
+from alerts_support import Evidence, S, until
 
 from handoffscope.instrumentation import semconv as sc
 

@@ -36,6 +36,7 @@ verdict and reason has a sample for each labelled service, zeros included, so a 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import defaultdict
@@ -45,6 +46,8 @@ from typing import Any
 from handoffscope.instrumentation import semconv as sc
 
 from .store.duckdb_store import SQL_DIR, load_sql
+
+log = logging.getLogger(__name__)
 
 QUERY_SQL = SQL_DIR / "query"
 NS = 1_000_000_000
@@ -174,7 +177,6 @@ class HealthMetrics:
                 cur,
                 "health_runs",
                 {
-                    "now": now,
                     "since": now - WINDOW_S * NS,
                     "stuck_before": now - self.grace_ns,
                     "started": sc.RUN_STATUS_STARTED,
@@ -255,8 +257,15 @@ class HealthMetrics:
         with self._lock:
             now = self.clock()
             if self._computed_ns is None or now - self._computed_ns >= self.ttl_ns:
-                self._lines = self.compute(now)
-                self._computed_ns = now
+                try:
+                    self._lines = self.compute(now)
+                    self._computed_ns = now
+                except Exception:
+                    # The rest of /metrics still answers (a failed scrape would page as
+                    # "collector down"); the age gauge shows the figures going stale.
+                    log.warning("health metrics: computing failed", exc_info=True)
+                    if self._computed_ns is None:
+                        return []
             age = (now - self._computed_ns) / NS
             return [
                 *self._lines,
