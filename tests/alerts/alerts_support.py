@@ -211,3 +211,39 @@ def samples(text: str, name: str) -> dict[frozenset, float]:
 def sample(text: str, name: str, **labels: str) -> float:
     """One sample (labels matched exactly), 0 when absent."""
     return samples(text, name).get(frozenset(labels.items()), 0.0)
+
+
+class Daemon:
+    """A real Prometheus or Alertmanager process in a temp dir; stopped by `close()`."""
+
+    def __init__(self, name: str, cmd: list[str], url: str, workdir: Any) -> None:
+        import subprocess
+
+        self.name, self.url = name, url
+        self.log_path = workdir / f"{name}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 (open for the process's life)
+        self.proc = subprocess.Popen(cmd, cwd=workdir, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def get(self, path: str, **params: Any) -> Any:
+        import httpx
+
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.name} exited:\n{self.log()}")
+        try:
+            r = httpx.get(self.url + path, params=params, timeout=10)
+        except httpx.TransportError:
+            return None
+        return r.json() if r.status_code == 200 else None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
