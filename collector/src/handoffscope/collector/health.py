@@ -29,9 +29,10 @@ every other edge of a service is `from_agent="other",to_agent="other"`. The chos
 services and edges stay chosen for the life of the process (a label never moves to
 `other` and back), and the counters only go up: a rollup row that shrinks (retention
 deleting old days) is not subtracted, as Prometheus expects of a counter. `verdict` and
-`reason` take their values from semconv (`PRECEDENCE`, `REJECTION_REASONS`); every
-verdict and reason has a sample for each labelled service, zeros included, so a rule's
-`rate()` has a series from the first scrape.
+`reason` take their values from semconv (`PRECEDENCE`, `REJECTION_REASONS`): every
+verdict has a sample for each edge that has handoffs, and every reason one for each
+labelled service, zeros included, so a rule's `rate()` has a series from the first
+scrape. Gauges have a sample for every labelled service and `other`.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def find_events(
     )
     for w in waits:
         kind = WAIT_EVENTS.get(w["verdict_now"])
-        if kind is None or w["decision"] is not None and kind == sc.NOTIFY_WAIT_CHECKPOINTED:
+        if kind is None or (kind == sc.NOTIFY_WAIT_CHECKPOINTED and w["decision"] is not None):
             continue
         events.append(
             Event(
