@@ -54,7 +54,7 @@ def seed_everything(sender: Any, now: int) -> set[tuple[str, str]]:
     r = Evidence(sender, "r-overdue", now - 2 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now + 4 * S, owner="finance")
+    r.wait("h1", deadline_ns=now + 4 * S, owner="finance")  # overdue soon after
     r = Evidence(sender, "r-uncertain", now - 2 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
@@ -252,12 +252,17 @@ def test_flood_of_overdue_waits_is_rate_limited_and_batched(
             assert sender.send().name == "SUCCESS"
     assert sender.send().name == "SUCCESS"
 
-    events = until(lambda: receiver.events(), lambda got: len(got) >= n_waits, timeout=180)
+    # Each wait: its owner is told it exists, and it is escalated: two events.
+    n_events = 2 * n_waits
+    events = until(lambda: receiver.events(), lambda got: len(got) >= n_events, timeout=180)
     posts = receiver.snapshot()
     keys = Counter(e["key"] for e in events)
-    assert len(keys) == n_waits and set(keys.values()) == {1}, "every wait once"
-    assert {e["event"] for e in events} == {sc.NOTIFY_APPROVAL_OVERDUE}
-    assert len(posts) <= n_waits / 500 + 5, "batched, not one post per event"
+    assert len(keys) == n_events and set(keys.values()) == {1}, "every event once"
+    assert Counter(e["event"] for e in events) == {
+        sc.NOTIFY_WAIT_CHECKPOINTED: n_waits,
+        sc.NOTIFY_APPROVAL_OVERDUE: n_waits,
+    }
+    assert len(posts) <= n_events / 500 + 5, "batched, not one post per event"
     # The token bucket: within any one second, at most burst + rate posts arrive.
     times = sorted(p.at for p in posts)
     for i, t in enumerate(times):

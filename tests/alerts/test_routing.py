@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from alerts_support import S, Evidence, until
+from alerts_support import Evidence, S, until
 
 from handoffscope.collector.notify.routing import RoutingError, parse_file
 from handoffscope.instrumentation import semconv as sc
@@ -89,8 +89,9 @@ def test_owner_and_event_routes_reach_only_their_destination(
     assert "Authorization" not in post.headers
     text = post.json()["text"]
     assert set(post.json()) == {"text"}
-    assert text.startswith("handoffscope: 1 event\n")
-    assert "*approval overdue*" in text and "owner `finance`" in text
+    assert text.startswith("handoffscope: 2 events\n")  # told it exists, and escalated
+    assert "*wait checkpointed*" in text and "*approval overdue*" in text
+    assert "owner `finance`" in text
     assert "<http://dash.example/run_detail?run_id=fin-wait|fin-wait>" in text
     assert "ops-wait" not in text
 

@@ -70,6 +70,7 @@ LIVE_RUNS_LIMIT = 200
 RUN_SPANS_LIMIT = 5000
 """At most this many spans in a run's timeline (a runaway run must not flood the page)."""
 FAILURES = list(sc.FAILURE_VERDICTS)
+NOTIFY_EVENTS = list(sc.NOTIFY_EVENTS)
 NS_PER_HOUR = 3600 * NS
 NS_PER_DAY = 24 * NS_PER_HOUR
 EDGE_RUNS = 20
@@ -262,7 +263,7 @@ def notifications_by_run(cur, run_ids: list[str]) -> dict[str, list[dict[str, An
     """What the notifier recorded for these runs (notifications.sql), per run, oldest first."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if run_ids:
-        for r in _rows(cur, "notifications", {"run_ids": run_ids}):
+        for r in _rows(cur, "notifications", {"run_ids": run_ids, "events": NOTIFY_EVENTS}):
             out[r["run_id"]].append(notification_json(r))
     return out
 

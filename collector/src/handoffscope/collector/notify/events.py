@@ -6,13 +6,16 @@ returns one `Event` per moment a person should hear about:
 
 | event | when | key |
 |---|---|---|
-| `wait_checkpointed` | a wait with all five facts and a deadline ahead | (event, run, handoff) |
+| `wait_checkpointed` | an undecided wait with all five facts (deadline ahead or passed) | (event, run, handoff) |
 | `approval_overdue` | the wait's deadline passed, no decision | (event, run, handoff) |
 | `wait_uncertain` | the wait lacks a fact | (event, run, handoff) |
 | `run_looping` | the run's handoffs loop (any status) | (event, run) |
 | `run_stuck` | in flight, silent for more than N × grace, no open wait | (event, run) |
 
 The key is what makes "sent once": the notifier remembers every key it has handled.
+Which events a wait makes depends on its evidence only, never on when the notifier
+happened to look: a wait already past its deadline when first seen still tells its
+owner it exists (`wait_checkpointed`) and escalates (`approval_overdue`), in one post.
 The body is content-free — ids, agent names, codes, deadlines, a link — and its shape
 is `Event.body()`, documented in docs/alerts.md.
 """
@@ -40,10 +43,11 @@ RUN_PAGE = "run_detail"
 """The dashboard's Run detail page; `?run_id=` selects the run (dashboard/layout.py)."""
 
 WAIT_EVENTS = {
-    sc.WAITING_ON_APPROVAL: sc.NOTIFY_WAIT_CHECKPOINTED,
-    sc.APPROVAL_OVERDUE: sc.NOTIFY_APPROVAL_OVERDUE,
-    sc.WAIT_UNCERTAIN: sc.NOTIFY_WAIT_UNCERTAIN,
+    sc.WAITING_ON_APPROVAL: (sc.NOTIFY_WAIT_CHECKPOINTED,),
+    sc.APPROVAL_OVERDUE: (sc.NOTIFY_WAIT_CHECKPOINTED, sc.NOTIFY_APPROVAL_OVERDUE),
+    sc.WAIT_UNCERTAIN: (sc.NOTIFY_WAIT_UNCERTAIN,),
 }
+"""The events of a wait by its verdict now (checkpointed only while undecided)."""
 
 
 def event_key(event: str, run_id: str, handoff_id: str | None = None) -> str:
@@ -112,6 +116,25 @@ def _rows(cur: Any, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
+def _wait_event(kind: str, w: dict[str, Any], now: int, dashboard_url: str) -> Event:
+    return Event(
+        event=kind,
+        run_id=w["run_id"],
+        handoff_id=w["handoff_id"],
+        service=w["service"],
+        owner=w["owner"],
+        verdict=w["verdict_now"],
+        detected_ns=now,
+        link=run_link(dashboard_url, w["run_id"]),
+        reason=w["reason"],
+        deadline_ns=w["deadline_ns"],
+        checkpointed_ns=w["checkpointed_ns"],
+        missing=tuple(w["missing"]),
+        from_agent=w["from_agent"],
+        to_agent=w["to_agent"],
+    )
+
+
 def find_events(
     cur: Any, now: int, *, grace_seconds: float, stuck_factor: float, dashboard_url: str
 ) -> list[Event]:
@@ -129,27 +152,10 @@ def find_events(
         },
     )
     for w in waits:
-        kind = WAIT_EVENTS.get(w["verdict_now"])
-        if kind is None or (kind == sc.NOTIFY_WAIT_CHECKPOINTED and w["decision"] is not None):
-            continue
-        events.append(
-            Event(
-                event=kind,
-                run_id=w["run_id"],
-                handoff_id=w["handoff_id"],
-                service=w["service"],
-                owner=w["owner"],
-                verdict=w["verdict_now"],
-                detected_ns=now,
-                link=run_link(dashboard_url, w["run_id"]),
-                reason=w["reason"],
-                deadline_ns=w["deadline_ns"],
-                checkpointed_ns=w["checkpointed_ns"],
-                missing=tuple(w["missing"]),
-                from_agent=w["from_agent"],
-                to_agent=w["to_agent"],
-            )
-        )
+        for kind in WAIT_EVENTS.get(w["verdict_now"], ()):
+            if kind == sc.NOTIFY_WAIT_CHECKPOINTED and w["decision"] is not None:
+                continue  # an expired wait: only the escalation
+            events.append(_wait_event(kind, w, now, dashboard_url))
     stuck_ns = int(max(grace_seconds * stuck_factor, 0) * NS)
     runs = _rows(
         cur,

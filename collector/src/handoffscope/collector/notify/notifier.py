@@ -186,7 +186,9 @@ class Notifier:
                 stuck_factor=self.stuck_factor,
                 dashboard_url=self.dashboard_url,
             )
-            self._record(cur, [e for e in events if e.key not in self._handled], now)
+            # One per key: two run-level waits of one run (no handoff id) share a key.
+            fresh = {e.key: e for e in events if e.key not in self._handled}
+            self._record(cur, list(fresh.values()), now)
             if time.monotonic() - self._last_expiry >= EXPIRE_EVERY_S and self.retention_days:
                 cutoff = now - int(self.retention_days * 86400 * NS)
                 cur.execute(load_sql("expire_notifications", NOTIFY_SQL), {"cutoff": cutoff})
@@ -199,40 +201,29 @@ class Notifier:
         rows: list[NotificationRow] = []
         queued: list[tuple[Sender, Queued]] = []
         for e in events:
-            self._handled.add(e.key)
             targets = self.routing.destinations_for(e.event, e.owner, e.service)
-            if not targets:
-                continue
             body = e.body()
             payload = json.dumps(body, separators=(",", ":"))
-            self._event_of[e.key] = e.event
             for name in targets:
                 rows.append(
                     NotificationRow(
-                        e.key,
-                        name,
-                        e.event,
-                        e.run_id,
-                        e.handoff_id,
-                        e.service,
-                        e.owner,
-                        now,
-                        PENDING,
-                        0,
-                        None,
-                        payload,
+                        e.key, name, e.event, e.run_id, e.handoff_id, e.service, e.owner,
+                        now, PENDING, 0, None, payload,
                     )
-                )
+                )  # fmt: skip
                 queued.append((self._senders[name], Queued(e.key, body)))
-        if not rows:
-            return
-        # Recorded before queued: a delivery is never attempted without its row, so a
-        # restart cannot forget an event it may have sent.
-        cur.register("new_notifications", _table(rows))
-        try:
-            cur.execute(load_sql("insert_notifications", NOTIFY_SQL))
-        finally:
-            cur.unregister("new_notifications")
+        if rows:
+            # Recorded before queued: a delivery is never attempted without its row, so a
+            # restart cannot forget an event it may have sent. If the insert fails, the
+            # events stay unhandled and the next poll tries again.
+            cur.register("new_notifications", _table(rows))
+            try:
+                cur.execute(load_sql("insert_notifications", NOTIFY_SQL))
+            finally:
+                cur.unregister("new_notifications")
+        for e in events:
+            self._handled.add(e.key)
+            self._event_of[e.key] = e.event
         with self._stats_lock:
             for r in rows:
                 self._counts[(r.destination, r.event, PENDING)] += 1
@@ -255,6 +246,7 @@ class Notifier:
         if not results:
             return
         cur = self.store.cursor()
+        done = 0
         try:
             for r in results:
                 cur.execute(
@@ -267,8 +259,12 @@ class Notifier:
                         "keys": list(r.keys),
                     },
                 )
+                done += 1
         finally:
             cur.close()
+            if done < len(results):  # failed midway: keep the rest for the next turn
+                with self._results_lock:
+                    self._results[:0] = results[done:]
 
     # --- metrics ---------------------------------------------------------------------
 
