@@ -1,8 +1,9 @@
 """Notification events, found in the derived tables at a given `now`.
 
-`find_events(cur, now, ...)` reads the waits table (`approvals.sql`, the query the
-Approvals page reads) and the runs that loop or sit silent (`notify_runs.sql`) and
-returns one `Event` per moment a person should hear about:
+`find_events(cur, now, ...)` reads the waits (`notify_waits.sql`: the waits and verdicts
+the Approvals page lists) and the runs that loop or sit silent (`notify_runs.sql`: the
+Live board's filter) and returns one `Event` per moment a person should hear about and
+that the `notifications` table does not hold yet:
 
 | event | when | key |
 |---|---|---|
@@ -22,6 +23,7 @@ is `Event.body()`, documented in docs/alerts.md.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -32,22 +34,12 @@ from handoffscope.instrumentation import semconv as sc
 from ..api import iso
 from ..store.duckdb_store import SQL_DIR, load_sql
 
-QUERY_SQL = SQL_DIR / "query"
 NOTIFY_SQL = SQL_DIR / "notify"
 NS = 1_000_000_000
 WINDOW_S = 24 * 3600
 """Runs are considered while they saw evidence in this window (the /metrics window)."""
-MAX_WAITS = 1_000_000
-"""approvals.sql's limit when the notifier reads it (the waits table holds open waits only)."""
 RUN_PAGE = "run_detail"
 """The dashboard's Run detail page; `?run_id=` selects the run (dashboard/layout.py)."""
-
-WAIT_EVENTS = {
-    sc.WAITING_ON_APPROVAL: (sc.NOTIFY_WAIT_CHECKPOINTED,),
-    sc.APPROVAL_OVERDUE: (sc.NOTIFY_WAIT_CHECKPOINTED, sc.NOTIFY_APPROVAL_OVERDUE),
-    sc.WAIT_UNCERTAIN: (sc.NOTIFY_WAIT_UNCERTAIN,),
-}
-"""The events of a wait by its verdict now (checkpointed only while undecided)."""
 
 
 def event_key(event: str, run_id: str, handoff_id: str | None = None) -> str:
@@ -81,7 +73,7 @@ class Event:
     loop_cycle: tuple[str, ...] = ()
     last_activity_ns: int | None = None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         return event_key(self.event, self.run_id, self.handoff_id)
 
@@ -116,9 +108,9 @@ def _rows(cur: Any, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
-def _wait_event(kind: str, w: dict[str, Any], now: int, dashboard_url: str) -> Event:
+def _wait_event(w: dict[str, Any], now: int, dashboard_url: str) -> Event:
     return Event(
-        event=kind,
+        event=w["event"],
         run_id=w["run_id"],
         handoff_id=w["handoff_id"],
         service=w["service"],
@@ -136,26 +128,31 @@ def _wait_event(kind: str, w: dict[str, Any], now: int, dashboard_url: str) -> E
 
 
 def find_events(
-    cur: Any, now: int, *, grace_seconds: float, stuck_factor: float, dashboard_url: str
+    cur: Any,
+    now: int,
+    *,
+    grace_seconds: float,
+    stuck_factor: float,
+    dashboard_url: str,
+    limit: int = 1_000_000,
 ) -> list[Event]:
-    """Every event true at `now` (already-sent ones included: the notifier filters)."""
-    events = []
+    """The events true at `now` and not yet recorded in `notifications`, oldest first,
+    at most `limit` of waits and `limit` of runs (the rest come back next time)."""
     waits = _rows(
         cur,
-        load_sql("approvals", QUERY_SQL),
+        load_sql("notify_waits", NOTIFY_SQL),
         {
             "now": now,
-            "service": None,
-            "limit": MAX_WAITS,
-            "overdue": sc.APPROVAL_OVERDUE,
-            "uncertain": sc.WAIT_UNCERTAIN,
+            "waiting_verdict": sc.WAITING_ON_APPROVAL,
+            "overdue_verdict": sc.APPROVAL_OVERDUE,
+            "uncertain_verdict": sc.WAIT_UNCERTAIN,
+            "checkpointed": sc.NOTIFY_WAIT_CHECKPOINTED,
+            "overdue": sc.NOTIFY_APPROVAL_OVERDUE,
+            "uncertain": sc.NOTIFY_WAIT_UNCERTAIN,
+            "limit": limit,
         },
     )
-    for w in waits:
-        for kind in WAIT_EVENTS.get(w["verdict_now"], ()):
-            if kind == sc.NOTIFY_WAIT_CHECKPOINTED and w["decision"] is not None:
-                continue  # an expired wait: only the escalation
-            events.append(_wait_event(kind, w, now, dashboard_url))
+    events = [_wait_event(w, now, dashboard_url) for w in waits]
     stuck_ns = int(max(grace_seconds * stuck_factor, 0) * NS)
     runs = _rows(
         cur,
@@ -165,25 +162,25 @@ def find_events(
             "since": now - max(WINDOW_S * NS, 2 * stuck_ns),
             "stuck_before": now - stuck_ns,
             "started": sc.RUN_STATUS_STARTED,
+            "looping": sc.NOTIFY_RUN_LOOPING,
+            "stuck": sc.NOTIFY_RUN_STUCK,
+            "limit": limit,
         },
     )
     for r in runs:
-        common = {
-            "run_id": r["run_id"],
-            "handoff_id": None,
-            "service": r["service"],
-            "owner": None,
-            "verdict": r["verdict_now"],
-            "detected_ns": now,
-            "link": run_link(dashboard_url, r["run_id"]),
-            "agent": r["current_agent"],
-            "last_activity_ns": r["last_activity_ns"],
-        }
-        if r["loop"]:
-            events.append(
-                Event(event=sc.NOTIFY_RUN_LOOPING, loop_cycle=tuple(r["loop_cycle"]), **common)
+        events.append(
+            Event(
+                event=r["event"],
+                run_id=r["run_id"],
+                handoff_id=None,
+                service=r["service"],
+                owner=None,
+                verdict=r["verdict_now"],
+                detected_ns=now,
+                link=run_link(dashboard_url, r["run_id"]),
+                agent=r["current_agent"],
+                last_activity_ns=r["last_activity_ns"],
+                loop_cycle=tuple(r["loop_cycle"]) if r["event"] == sc.NOTIFY_RUN_LOOPING else (),
             )
-        in_flight = r["status"] is None or r["status"] == sc.RUN_STATUS_STARTED
-        if in_flight and r["last_activity_ns"] < now - stuck_ns and not r["pending_approvals"]:
-            events.append(Event(event=sc.NOTIFY_RUN_STUCK, **common))
+        )
     return events

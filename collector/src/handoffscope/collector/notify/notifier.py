@@ -8,8 +8,10 @@ each to that destination's `Sender`. Senders report outcomes back; the notifier 
 them on its next turn. It is the only writer of the `notifications` table, so it never
 conflicts with the writer thread, which never touches that table.
 
-Sent once: the keys of every recorded row are loaded at start and kept in memory, so an
-event found again — on the next poll or after a restart — is recognised. A row still
+Sent once: the queries anti-join `notifications`, so an event recorded once — on an
+earlier poll or before a restart — does not come back (an event no route matches is
+recorded as `unrouted` for the same reason); the keys are also kept in memory, for
+events found twice in one poll. A row still
 `pending` at start (the collector stopped before the destination answered) is queued
 again with its stored payload. The one window for a duplicate is a post that reached
 the receiver but whose answer was lost; `X-Handoffscope-Delivery` lets the receiver
@@ -39,8 +41,17 @@ from .routing import Routing
 log = logging.getLogger(__name__)
 
 NOTIFY_SQL = SQL_DIR / "notify"
+UNROUTED = "unrouted"
+UNROUTED_DESTINATION = ""
+"""The row of an event no route matched: remembered, never sent."""
 NS = 1_000_000_000
 EXPIRE_EVERY_S = 3600
+EVENTS_PER_POLL = 1000
+"""At most this many new wait events and this many run events per poll."""
+BUSY_IDLE_FACTOR = 4.0
+"""After a full poll (a backlog), idle this many times as long as it took before the
+next: a flood of events is worked off at no more than a fifth of a core, so ingest,
+which shares the process, keeps the rest."""
 FAMILIES = (
     "handoffscope_notifications_total",
     "handoffscope_notification_posts_total",
@@ -167,15 +178,23 @@ class Notifier:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            t0 = time.monotonic()
+            full = False
             try:
-                self.poll(time.time_ns())
+                full = self.poll(time.time_ns())
             except Exception:
                 # A failed poll (the store closing, a transient conflict) is retried on
                 # the next turn; ingest is not affected either way.
                 log.warning("notifier: poll failed", exc_info=True)
-            self._stop.wait(self.poll_seconds)
+            took = time.monotonic() - t0
+            self._stop.wait(
+                min(self.poll_seconds, max(BUSY_IDLE_FACTOR * took, 0.05))
+                if full
+                else self.poll_seconds
+            )
 
-    def poll(self, now: int) -> None:
+    def poll(self, now: int) -> bool:
+        """One turn; True when it found a full batch (more may be waiting)."""
         self._apply_results()
         cur = self.store.cursor()
         try:
@@ -185,6 +204,7 @@ class Notifier:
                 grace_seconds=self.grace_seconds,
                 stuck_factor=self.stuck_factor,
                 dashboard_url=self.dashboard_url,
+                limit=EVENTS_PER_POLL,
             )
             # One per key: two run-level waits of one run (no handoff id) share a key.
             fresh = {e.key: e for e in events if e.key not in self._handled}
@@ -196,6 +216,7 @@ class Notifier:
         finally:
             cur.close()
         self.polls += 1
+        return len(events) >= EVENTS_PER_POLL
 
     def _record(self, cur: Any, events: list[Event], now: int) -> None:
         rows: list[NotificationRow] = []
@@ -204,6 +225,15 @@ class Notifier:
             targets = self.routing.destinations_for(e.event, e.owner, e.service)
             body = e.body()
             payload = json.dumps(body, separators=(",", ":"))
+            if not targets:
+                # Recorded too, so the next poll's anti-join skips it (no route matched;
+                # the API leaves these rows out).
+                rows.append(
+                    NotificationRow(
+                        e.key, UNROUTED_DESTINATION, e.event, e.run_id, e.handoff_id,
+                        e.service, e.owner, now, UNROUTED, 0, None, payload,
+                    )
+                )  # fmt: skip
             for name in targets:
                 rows.append(
                     NotificationRow(
@@ -226,7 +256,8 @@ class Notifier:
             self._event_of[e.key] = e.event
         with self._stats_lock:
             for r in rows:
-                self._counts[(r.destination, r.event, PENDING)] += 1
+                if r.status == PENDING:
+                    self._counts[(r.destination, r.event, PENDING)] += 1
         for sender, item in queued:
             sender.put(item)
 

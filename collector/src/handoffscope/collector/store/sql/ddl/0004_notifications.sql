@@ -10,14 +10,14 @@
 -- twice; updates touch a handful of rows by destination and key.
 CREATE TABLE notifications (
     event_key    VARCHAR NOT NULL,
-    destination  VARCHAR NOT NULL,  -- destination name (routing file), never its URL
+    destination  VARCHAR NOT NULL,  -- destination name (routing file), never its URL; '' if unrouted
     event        VARCHAR NOT NULL,  -- semconv.NOTIFY_EVENTS
     run_id       VARCHAR NOT NULL,
     handoff_id   VARCHAR,
     service      VARCHAR,
     owner        VARCHAR,
     created_ns   BIGINT NOT NULL,   -- when the notifier found the event
-    status       VARCHAR NOT NULL,  -- pending / sent / failed (gave up after its attempts)
+    status       VARCHAR NOT NULL,  -- pending / sent / failed (gave up) / unrouted (no route matched)
     attempts     INTEGER NOT NULL,
     sent_ns      BIGINT,            -- when the destination answered 2xx
     payload      VARCHAR NOT NULL

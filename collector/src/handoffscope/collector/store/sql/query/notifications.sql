@@ -5,4 +5,5 @@
 SELECT event_key, destination, event, run_id, handoff_id, status, attempts, created_ns, sent_ns
 FROM notifications
 WHERE list_contains($run_ids, run_id)
+  AND status <> 'unrouted'  -- remembered so it is not found again, never sent
 ORDER BY created_ns, list_position($events, event), destination;
