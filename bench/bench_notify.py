@@ -9,13 +9,13 @@ every run carries a handoff and a wait already past its deadline, so each run is
 
 - `off`: no `--notify` (the baseline);
 - `ok`: a webhook answering 200;
-- `500`: a webhook answering 500 to everything (retries with backoff, forever pending);
-- `hang`: a webhook that never answers in time (every post times out after 1 s).
+- `503`: a webhook answering 503 (Retry-After: 1) to everything: retries with backoff,
+  forever pending;
+- `hang`: a webhook that answers after 30 s (every post times out after 1 s).
 
 Reported as each condition's throughput and its ratio against `off` of the same round;
-conditions alternate within each round so machine noise hits all. The webhooks run in
-their own process, so their work does not share the collector's cores more than a real
-one would.
+conditions alternate within each round so machine noise hits all. The webhooks are
+bench_faults.py's fault servers, in their own process.
 
     .venv/bin/python bench/bench_notify.py [--rounds 2] [--seconds 6] [--batch 512]
 """
@@ -23,17 +23,15 @@ one would.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
-import socket
 import statistics
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
-from launch import start_collector  # bench/ is on sys.path: these scripts run as files
+from bench_faults import _start_fault  # bench/ is on sys.path: these scripts run as files
+from launch import start_collector
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -42,49 +40,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from handoffscope.instrumentation import semconv as sc
 
-CONDITIONS = ("off", "ok", "500", "hang")
+CONDITIONS = ("off", "ok", "503", "hang")
+FAULT_MODES = {"ok": ("healthy", 0.0), "503": ("503", 0.0), "hang": ("slow", 30.0)}
 S = 10**9
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve_hook(port: int, mode: str) -> None:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if mode == "hang":
-                time.sleep(30)
-            try:
-                self.send_response(500 if mode == "500" else 200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-            except OSError:
-                pass  # the collector timed out and left
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
-    server.serve_forever()
-
-
-def start_hook(mode: str) -> tuple[str, multiprocessing.Process]:
-    port = _free_port()
-    proc = multiprocessing.Process(target=_serve_hook, args=(port, mode), daemon=True)
-    proc.start()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return f"http://127.0.0.1:{port}/hook", proc
 
 
 def payloads(count: int, batch: int, tag: str) -> list[bytes]:
@@ -157,7 +115,7 @@ def measure(
     hook = None
     extra: list[str] = []
     if condition != "off":
-        url, hook = start_hook(condition)
+        url, hook = _start_fault(*FAULT_MODES[condition])
         extra = [
             "--notify",
             f"{url}#rate=20&burst=20&timeout=1&backoff=0.5&backoff_max=5&max_attempts=1000",

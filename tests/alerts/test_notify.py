@@ -22,6 +22,7 @@ from handoffscope.instrumentation import semconv as sc
 SECRET = "s3cret-for-tests"
 TOKEN = "receiver-token"
 DASH = "http://dash.example:8501"
+PLANTED = "PLANTED-refund my order 4111-1111"
 EVENT_FIELDS = {
     "key", "event", "run_id", "handoff_id", "service", "owner", "reason", "deadline",
     "checkpointed_at", "missing", "from_agent", "to_agent", "agent", "loop_cycle",
@@ -59,6 +60,9 @@ def seed_everything(sender: Any, now: int) -> set[tuple[str, str]]:
     r.started()
     r.handoff("h1", "triage", "refunds")
     r.wait("h1", deadline_ns=now + 3600 * S, owner=None)
+    # Content planted beside the evidence: the collector's allowlist drops it, so no
+    # notification can carry it.
+    r.span(sc.SPAN_WAIT, "h1", at=0.3, **{"gen_ai.prompt": PLANTED, "wait.note": PLANTED})
     r = Evidence(sender, "r-loop", now - 2 * S)
     r.started()
     r.loop()
@@ -99,6 +103,7 @@ def test_each_event_arrives_once_signed_with_the_documented_body(
     assert set(got) == expected | {last}, "no event beyond the ones seeded"
     assert all(n == 1 for n in got.values()), got
     for post in receiver.snapshot():
+        assert PLANTED.encode() not in post.body
         assert (
             post.headers["X-Handoffscope-Signature-256"]
             == "sha256=" + hmac.new(SECRET.encode(), post.body, hashlib.sha256).hexdigest()
