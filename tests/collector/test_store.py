@@ -136,6 +136,7 @@ def test_insert_new_spans_skips_what_is_stored_even_after_reopening(tmp_path: Pa
 
 def test_every_sql_file_holds_one_statement_with_a_comment() -> None:
     files = sorted(SQL_DIR.glob("*.sql")) + sorted(DDL_DIR.glob("*.sql"))
+    files += sorted((SQL_DIR / "notify").glob("*.sql"))
     assert len(files) >= 10
     for path in files:
         text = path.read_text()
@@ -146,3 +147,16 @@ def test_every_sql_file_holds_one_statement_with_a_comment() -> None:
         assert not re.search(r"\{\w*\}|%s", code), f"{path.name}: bind parameters, never format"
     listed = (DDL_DIR / "_order").read_text().split()
     assert sorted(listed) == sorted(p.name for p in DDL_DIR.glob("*.sql"))
+
+
+def test_notifications_table_is_the_notifier_row_record(tmp_path: Path) -> None:
+    from handoffscope.collector.notify.notifier import NOTIFICATION_SCHEMA, NotificationRow
+
+    store = DuckDBStore(tmp_path / "n.duckdb")
+    try:
+        columns = columns_of(store.con, "notifications")
+    finally:
+        store.close()
+    assert list(columns) == list(NotificationRow._fields) == NOTIFICATION_SCHEMA.names
+    arrow_to_duckdb = {"string": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER"}
+    assert columns == {f.name: arrow_to_duckdb[str(f.type)] for f in NOTIFICATION_SCHEMA}
