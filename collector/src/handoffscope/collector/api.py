@@ -418,7 +418,7 @@ class QueryAPI:
         grace = self.grace
 
         def read(cur):
-            if not run_id or len(run_id) > sc.MAX_ID_LEN or any(ord(ch) < 32 for ch in run_id):
+            if sc.check_value(sc.ATTRIBUTES[sc.RUN_ID], run_id) is None:
                 return _error(404, f"no run {run_id[:140]!r}")  # no such id can be stored
             key = {"run_id": run_id, "run_key": run_key(run_id)}
             found = _rows(cur, "run", {**key, "now": now})
