@@ -8,6 +8,9 @@ Real collector process, real OTLP over HTTP (protobuf and JSON) and gRPC.
 
 from __future__ import annotations
 
+import csv
+import io
+import time
 from typing import Any
 
 import grpc
@@ -101,8 +104,6 @@ def test_spans_dated_out_of_window_are_refused_and_their_neighbours_stored(
 
 def test_a_day_of_clock_skew_is_believed_beyond_it_refused(collector_factory: Any) -> None:
     collector = collector_factory(args=["--max-clock-skew-seconds", "3600"])
-    import time
-
     now = time.time_ns()
     ahead = [
         evidence_span(
@@ -163,3 +164,19 @@ def test_twenty_thousand_services_make_a_bounded_metrics_page(collector: Any) ->
     total = sum(float(line.rpartition(" ")[2]) for line in series)
     assert total == 10 * 5 + (services - 10)  # nothing lost in the folding
     assert len(series) < 400 and len(text) < 100_000, (len(series), len(text))
+
+
+def test_weekly_csv_from_the_api_neutralises_formula_agent_names(collector: Any) -> None:
+    sender, receiver = '=HYPERLINK("http://127.0.0.1:9/leak","x")', "@SUM(1+1)"
+    attrs = request_attributes(
+        "run-formula", "h1", **{sc.FROM_AGENT: sender, sc.TO_AGENT: receiver}
+    )
+    attrs[sc.ROUTE_DECLARED] = False  # a route rejection: listed by edge, agent and reason
+    assert send(collector, "proto", export_request([evidence_span(sc.SPAN_REQUEST, attrs)])) == 0
+    text = collector.get("/api/v1/review/weekly", weeks=1, format="csv").text
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    keys = {(r["dimension"], r["key"]) for r in rows}
+    assert ("edge", f"'{sender}->{receiver}") in keys
+    assert ("agent", f"'{receiver}") in keys
+    for row in rows:
+        assert not any(cell.startswith(("=", "+", "-", "@")) for cell in row.values()), row
