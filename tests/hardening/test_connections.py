@@ -354,3 +354,23 @@ def test_only_configured_host_names_are_answered(collector_factory: Any) -> None
     ]:
         response = httpx.get(named.http_endpoint + "/healthz", headers={"Host": host}, timeout=30)
         assert response.status_code == status, host
+
+
+def test_an_answer_before_the_body_leaves_the_connection_usable(collector: Any) -> None:
+    """A 415 is answered from the headers; the body still arriving after it is that
+    request's, not the next one's head (it is larger than --max-header-bytes)."""
+    with socket.create_connection(address(collector), timeout=30) as sock:
+        sock.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+            b"Content-Length: 100000\r\n\r\n"
+        )
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 415 "), first[:100]
+        sock.sendall(b"x" * 100_000)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        second = b""
+        while b'"status"' not in second:
+            chunk = sock.recv(65536)
+            assert chunk, second
+            second += chunk
+        assert second.startswith(b"HTTP/1.1 200 "), second[:200]

@@ -150,6 +150,7 @@ class LimitedProtocol(HttpToolsProtocol):
         self._head_reserved = 0
         self._tail = b""
         self._closed_by_us = False
+        self._idle_after_body = False
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -277,13 +278,23 @@ class LimitedProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         self._cancel_timer()
         super().on_message_complete()
+        if self._idle_after_body:
+            self._idle_after_body = False
+            self._await_head(0, IDLE_TIMEOUT)
 
     def on_response_complete(self) -> None:
         pipelined = bool(self.pipeline)
+        body_done = self.cycle is None or not self.cycle.more_body
         super().on_response_complete()
-        if not pipelined and not self.transport.is_closing():
+        if pipelined or self.transport.is_closing():
+            return
+        if body_done:
             # uvicorn armed its keep-alive timer (timeout_keep_alive = idle timeout).
             self._await_head(0, IDLE_TIMEOUT)
+        else:
+            # Answered before the body was read (a 415, say): the rest of the body is still
+            # arriving, under the body timeout, and is not the next request's head.
+            self._idle_after_body = True
 
 
 def protocol_class(limits: ConnectionLimits) -> type[LimitedProtocol]:
