@@ -56,6 +56,16 @@ HEADER_TOO_LARGE = "header_too_large"
 EVICTED = "evicted"
 OVER_LIMIT = "over_limit"
 INFLIGHT_BYTES = "inflight_bytes"
+REASONS = (
+    CLIENT_DISCONNECT,
+    IDLE_TIMEOUT,
+    HEADER_TIMEOUT,
+    BODY_TIMEOUT,
+    HEADER_TOO_LARGE,
+    EVICTED,
+    OVER_LIMIT,
+    INFLIGHT_BYTES,
+)
 
 FD_RESERVE = 256
 """File descriptors kept free for everything that is not an HTTP connection: the DuckDB

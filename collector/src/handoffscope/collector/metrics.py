@@ -111,6 +111,10 @@ class Metrics:
         self._refused: Counter = Counter()
         self._closed: Counter = Counter()
         self._requests: Counter = Counter()
+        self.refusal_reasons: tuple[str, ...] = ()
+        self.close_reasons: tuple[str, ...] = ()
+        """Label values served at 0 before their first count (set by the server), so a
+        rate over them starts from the process start, not from the first event."""
         self.connections_open: Callable[[], int] = lambda: 0
         self.inflight_bytes: Callable[[], int] = lambda: 0
         self.queue_depth: Callable[[], int] = lambda: 0
@@ -161,8 +165,8 @@ class Metrics:
         with self._lock:
             counters = dict(self._counters)
             drops = _top_services(self._drops, self._max_services)
-            refused = sorted(self._refused.items())
-            closed = sorted(self._closed.items())
+            refused = sorted({**dict.fromkeys(self.refusal_reasons, 0), **self._refused}.items())
+            closed = sorted({**dict.fromkeys(self.close_reasons, 0), **self._closed}.items())
             requests = sorted(self._requests.items())
         out: list[str] = []
         for name, help_ in _COUNTERS.items():

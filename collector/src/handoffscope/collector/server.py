@@ -42,7 +42,7 @@ from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.hosts import AllowedHosts
 from handoffscope.collector.metrics import Metrics
-from handoffscope.collector.processor.allowlist import Allowlist
+from handoffscope.collector.processor.allowlist import REFUSAL_SENTENCES, Allowlist
 from handoffscope.collector.receiver import otlp_http
 from handoffscope.collector.receiver.export import COMMIT_TIMEOUT_S, ExportHandler
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
@@ -100,6 +100,8 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         inflight=connections.InflightBytes(settings.max_inflight_bytes),
         head_inflight=connections.InflightBytes(settings.max_inflight_bytes),
     )
+    metrics.refusal_reasons = tuple(REFUSAL_SENTENCES)
+    metrics.close_reasons = connections.REASONS
     metrics.connections_open = lambda: len(limits.open)
     metrics.inflight_bytes = lambda: limits.inflight.used + limits.head_inflight.used
     receiver = otlp_http.OTLPHTTPReceiver(
