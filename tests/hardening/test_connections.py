@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import select
 import socket
 import threading
@@ -123,8 +124,10 @@ class Crowd:
 def test_thousands_of_idle_and_trickling_connections_cannot_take_the_port_down(
     fd_limited_collector_factory: Any,
 ) -> None:
+    # Timeouts long enough that the whole crowd is open at once (so the cap, not a
+    # timeout, is what meets it), short enough to watch them close it afterwards.
     collector = fd_limited_collector_factory(
-        NOFILE, args=["--idle-timeout-seconds", "2", "--header-timeout-seconds", "3"]
+        NOFILE, args=["--idle-timeout-seconds", "20", "--header-timeout-seconds", "25"]
     )
     crowd = Crowd(address(collector), CLIENTS)
     try:
@@ -134,7 +137,8 @@ def test_thousands_of_idle_and_trickling_connections_cannot_take_the_port_down(
         for _ in range(5):
             crowd.trickle()
             assert collector.healthz()["status"] == "ok"
-        assert collector.metric("handoffscope_http_connections_open") <= NOFILE - 256
+        # --max-connections (10,000) lowered to half of the 1,024 descriptors.
+        assert collector.metric("handoffscope_http_connections_open") <= NOFILE // 2
         assert closed_reason(collector, "evicted") > 0
         # The trickling ones send a byte on every round and are still closed: the header
         # timeout runs from a request's first byte, not from its last.
@@ -368,9 +372,9 @@ def test_an_answer_before_the_body_leaves_the_connection_usable(collector: Any) 
         assert first.startswith(b"HTTP/1.1 415 "), first[:100]
         sock.sendall(b"x" * 100_000)
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        second = b""
-        while b'"status"' not in second:
+        answers = first
+        while b'"status"' not in answers:
             chunk = sock.recv(65536)
-            assert chunk, second
-            second += chunk
-        assert second.startswith(b"HTTP/1.1 200 "), second[:200]
+            assert chunk, answers
+            answers += chunk
+        assert re.findall(rb"HTTP/1\.1 (\d{3}) ", answers) == [b"415", b"200"], answers[-300:]

@@ -67,16 +67,20 @@ REASONS = (
     INFLIGHT_BYTES,
 )
 
-FD_RESERVE = 256
-"""File descriptors kept free for everything that is not an HTTP connection: the DuckDB
-file and its WAL, gRPC, the writer, imports. `--max-connections` is lowered to the fd
-limit minus this, so a flood meets eviction, never `EMFILE`."""
+FD_RESERVE = 512
+"""File descriptors kept free (at most half the limit) for everything that is not an open
+HTTP connection: the DuckDB file and its WAL, gRPC, imports — and the sockets of a flood
+in flight: asyncio accepts up to ACCEPT_BACKLOG of them before the first reaches
+`connection_made`, can do so again before the connections evicted for the first burst
+have released theirs, and so on. `--max-connections` is lowered to the fd limit minus
+this, so a flood meets eviction, never `EMFILE` (measured: with 256 kept free and a
+backlog of 128, 3,000 connections against a limit of 1,024 still hit it under load)."""
 
-ACCEPT_BACKLOG = 128
+ACCEPT_BACKLOG = 64
 """Listen backlog, which asyncio also uses as the number of connections it accepts in one
 go before any of them reaches `connection_made` (where the cap is applied). uvicorn's
-default, 2048, let one burst take 2048 descriptors past the cap and hit `EMFILE`; a burst
-must fit in FD_RESERVE."""
+default, 2048, let one burst take 2048 descriptors past the cap and hit `EMFILE`; a few
+bursts must fit in FD_RESERVE."""
 
 RETRY_AFTER_S = 2
 """Retry-After when refused for lack of connections or in-flight bytes."""
@@ -129,7 +133,7 @@ def fd_bounded(max_connections: int) -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return max_connections
-    return max(1, min(max_connections, soft - FD_RESERVE))
+    return max(1, min(max_connections, soft - min(FD_RESERVE, soft // 2)))
 
 
 def _plain_answer(status: bytes, extra: bytes = b"") -> bytes:

@@ -181,7 +181,8 @@ SETTINGS: tuple[Setting, ...] = (
         "--max-connections",
         _positive_int,
         10_000,
-        "HTTP connections open at once (lowered to the file-descriptor limit minus 256). "
+        "HTTP connections open at once (lowered to the file-descriptor limit minus 512, or to "
+        "half of it). "
         "At the cap the oldest connection with no request in progress is closed to admit a "
         "new one; with none, 503 with Retry-After.",
         metavar="N",
