@@ -9,8 +9,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from handoffscope.collector.processor.allowlist import (
+    EARLIEST_NS,
     MAX_DROP_KEYS,
     OTHER_NAMES,
+    REFUSED_TIME_OUT_OF_WINDOW,
     UNKNOWN_SERVICE,
     UNREADABLE_NAME,
     Allowlist,
@@ -68,6 +70,10 @@ def test_compiled_checks_equal_check_value(name: str, value: AnyValue) -> None:
     assert compile_check(spec)(value) == expected
 
 
+AT_NS = 1_750_000_000 * 10**9
+"""2025-06-15: a time inside the window the allowlist accepts."""
+
+
 def _export(*spans: tuple[str, dict], resource: dict | None = None) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     rs = request.resource_spans.add()
@@ -79,8 +85,8 @@ def _export(*spans: tuple[str, dict], resource: dict | None = None) -> ExportTra
             name=name,
             trace_id=bytes([1]) * 16,
             span_id=(i + 1).to_bytes(8, "big"),
-            start_time_unix_nano=10,
-            end_time_unix_nano=20,
+            start_time_unix_nano=AT_NS,
+            end_time_unix_nano=AT_NS + 10,
         )
         for key, value in attributes.items():
             span.attributes.append(KeyValue(key=key, value=value))
@@ -155,3 +161,36 @@ def test_drop_labels_are_bounded() -> None:
     batch = allowlist.process(_export((sc.SPAN_RUN, attributes)))
     assert len(batch.drops) == MAX_DROP_KEYS + 1
     assert batch.drops[("svc", OTHER_NAMES)] == 50
+
+
+def test_spans_outside_the_time_window_are_refused_one_by_one() -> None:
+    now = AT_NS
+    day = 86_400 * 10**9
+    cases = {
+        # (start, end): kept?
+        (EARLIEST_NS - 1, now): False,  # 1999-12-31T23:59:59.999999999
+        (EARLIEST_NS, EARLIEST_NS + 1): True,
+        (now - 1000, now): True,
+        (now, now + day): True,  # a sender's clock a day fast: still believed
+        (now, now + day + 1): False,
+        (4_102_444_800 * 10**9, 4_102_444_800 * 10**9): False,  # 2100-01-01
+        (2**63 - 1001, 2**63 - 1): False,  # 2262, the end of int64 nanoseconds
+    }
+    request = ExportTraceServiceRequest()
+    ss = request.resource_spans.add().scope_spans.add()
+    for i, (start, end) in enumerate(cases):
+        span = ss.spans.add(
+            name=sc.SPAN_REQUEST,
+            trace_id=bytes([1]) * 16,
+            span_id=(i + 1).to_bytes(8, "big"),
+            start_time_unix_nano=start,
+            end_time_unix_nano=end,
+        )
+        span.attributes.append(KeyValue(key=sc.RUN_ID, value=s(f"run-{i}")))
+    batch = Allowlist(max_clock_skew_s=86_400, clock=lambda: now).process(request)
+    kept = [(start, end) for (start, end), keep in cases.items() if keep]
+    assert list(zip(batch.columns["start_ns"], batch.columns["end_ns"], strict=True)) == kept
+    refused = len(cases) - len(kept)
+    assert batch.rejected == refused
+    assert batch.refused == {REFUSED_TIME_OUT_OF_WINDOW: refused}
+    assert "too far ahead of the collector's clock" in batch.error_message

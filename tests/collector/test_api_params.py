@@ -6,7 +6,9 @@ test_api.py; here are the edge cases a schema fuzzer would find first.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 
 import pytest
 
@@ -150,5 +152,47 @@ def test_weekly_rollup_folds_into_weeks_and_csv():
     lines = weekly_csv(body).splitlines()
     assert lines[0] == "week,dimension,key,handoffs,rejections,rate"
     assert "2026-W48,reason,route,10,2,0.200000" in lines
-    assert "2026-W49,edge,->c,3,0,0.000000" in lines
+    assert "2026-W49,edge,?->c,3,0,0.000000" in lines
     assert "2026-W47,total,,0,0," in lines
+
+
+FORMULAS = [
+    '=HYPERLINK("http://127.0.0.1/leak","open")',
+    "+1+cmd|' /C calc'!A0",
+    "-2+3",
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "\t=1+1",
+    "\r=1+1",
+]
+
+
+def test_weekly_csv_neutralises_cells_a_spreadsheet_would_run() -> None:
+    body = {
+        "weeks": [{"week": "2026-W49", "handoffs": 6, "rejections": 6, "rate": 1.0}],
+        "by_reason": [{"week": "2026-W49", "reason": "route", "count": 6, "rate": 1.0}],
+        "by_edge": [
+            {
+                "week": "2026-W49",
+                "from_agent": f,
+                "to_agent": "billing",
+                "handoffs": 1,
+                "rejections": 1,
+                "rate": 1.0,
+            }
+            for f in FORMULAS
+        ],
+        "by_agent": [
+            {"week": "2026-W49", "agent": f, "handoffs": 1, "rejections": 1, "rate": 1.0}
+            for f in FORMULAS
+        ],
+    }
+    rows = list(csv.reader(io.StringIO(weekly_csv(body), newline="")))
+    agents = [r[2] for r in rows if r[1] == "agent"]
+    edges = [r[2] for r in rows if r[1] == "edge"]
+    assert agents == ["'" + f for f in FORMULAS]
+    assert edges == ["'" + f + "->billing" for f in FORMULAS]
+    for row in rows:
+        for cell in row:
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), row
+    # Plain names and numbers are written as they are.
+    assert ["2026-W49", "reason", "route", "6", "6", "1.000000"] in rows

@@ -109,7 +109,7 @@ def test_full_queue_answers_429_and_resource_exhausted_with_retry_after(parts) -
 
     async def scenario() -> None:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://collector") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
 
             def post(body: bytes):
                 return client.post("/v1/traces", content=body, headers={"Content-Type": PB})

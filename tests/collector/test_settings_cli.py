@@ -61,6 +61,15 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "max_body_bytes": ("1000", "2000"),
         "queue_batches": ("3", "4"),
         "memory_limit": ("1GB", "2GB"),
+        "max_inflight_bytes": ("20000000", "30000000"),
+        "max_header_bytes": ("1000", "2000"),
+        "max_connections": ("10", "20"),
+        "idle_timeout_seconds": ("1", "2.5"),
+        "header_timeout_seconds": ("3", "4.5"),
+        "body_timeout_seconds": ("5", "6.5"),
+        "allowed_hosts": ("a.example", "b.example,*.c.example"),
+        "max_clock_skew_seconds": ("60", "0"),
+        "metrics_max_services": ("5", "6"),
         "log_level": ("debug", "error"),
         "metrics_top": ("5", "7"),
         "notify": ("http://a.example/hook http://b.example/x#format=slack", "http://c.example/y"),
@@ -91,6 +100,26 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
     assert (secrets.notify_secret, secrets.notify_token) == ("k", "t")
     repeated = parse_args(["--notify", "http://a.example/1", "--notify", "http://b.example/2"])
     assert repeated.notify == ("http://a.example/1", "http://b.example/2")
+
+
+def test_inflight_budget_below_the_body_limit_is_refused(capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        parse_args(["--max-body-bytes", "2000", "--max-inflight-bytes", "1000"], environ={})
+    assert stopped.value.code == 2
+    assert "--max-inflight-bytes (1000) must be at least --max-body-bytes (2000)" in (
+        capsys.readouterr().err
+    )
+
+
+def test_allowed_hosts_include_a_specific_bind_address() -> None:
+    assert parse_args([], environ={}).host_names == ["localhost", "127.0.0.1", "::1"]
+    bound = parse_args(["--host", "10.1.2.3", "--allowed-hosts", "Collector"], environ={})
+    assert bound.host_names == ["collector", "10.1.2.3"]
+    assert parse_args(["--host", "0.0.0.0"], environ={}).host_names == [
+        "localhost",
+        "127.0.0.1",
+        "::1",
+    ]
 
 
 def test_bad_values_are_refused_with_the_reason(capsys) -> None:

@@ -4,12 +4,17 @@ The collector is the real process of tests/conftest.py (`CollectorProcess`: `pyt
 handoffscope.collector` on free ports with its own DuckDB file); the seed is sent with the
 real OTLP exporter (`dashboard_support.seed`). The pages only read, so one seeded
 collector serves a whole test module, a second one stays empty, and a third requires a
-token.
+token. For the browser tests: `chromium_path` (Debian's Chromium, or a skip — a failure
+under CI) and `dashboard_factory(api, *flags)`, `handoffscope dashboard` as a real
+subprocess on a free port.
 """
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashboard_support import RUN_LAST_WEEK, RUN_ROUTE, seed
+from dashboard_support import CHROMIUM, RUN_LAST_WEEK, RUN_ROUTE, free_port, seed, wait_http
 
 TOKEN = "dashboard-test-token"
 VISIBLE_TIMEOUT_S = 30.0
@@ -94,3 +99,54 @@ def closed_port_api() -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def chromium_path() -> str:
+    reason = None
+    if not Path(CHROMIUM).exists():
+        reason = f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            reason = "the playwright Python package is not installed"
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser test cannot run under CI: {reason}")
+        pytest.skip(reason)
+    return CHROMIUM
+
+
+@pytest.fixture
+def dashboard_factory(tmp_path: Path) -> Iterator[Any]:
+    """`start(api, *flags)`: `handoffscope dashboard --api api` as a real subprocess on a
+    free port, stopped at teardown; returns its URL."""
+    procs: list[subprocess.Popen] = []
+
+    def start(api: str, *flags: str) -> str:
+        port = free_port()
+        log = tmp_path / f"dashboard-{port}.log"
+        env = dict(os.environ)
+        env.pop("HANDOFFSCOPE_TOKEN", None)
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [
+                    sys.executable, "-m", "handoffscope.dashboard.cli",
+                    "--api", api, "--port", str(port), "--host", "127.0.0.1", *flags,
+                ],
+                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
+            )  # fmt: skip
+        procs.append(proc)
+        base = f"http://127.0.0.1:{port}"
+        wait_http(f"{base}/_stcore/health", proc, log)
+        return base
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)

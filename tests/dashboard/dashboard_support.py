@@ -14,7 +14,12 @@ must look like on each page.
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +63,20 @@ RUN_FALSE_COMPLETE = "run-false-complete"
 RUN_ROUTE = "run-route-rejected"
 RUN_STALE = "run-contract-stale"
 RUN_LAST_WEEK = "run-last-week"
+
+CHROMIUM = os.environ.get("HANDOFFSCOPE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DASHBOARD_STARTUP_SECONDS = 60
+PAGE_SECONDS = 30
 
 OWNER_PENDING = "finance-lead"
 OWNER_OVERDUE = "ops-oncall"
@@ -241,13 +260,15 @@ def seed(
     api: str,
     token: str | None = None,
     build: Callable[[dict[str, Any], int], None] = build_scenario,
+    services: tuple[str, ...] = (BILLING, SUPPORT),
 ) -> int:
     """Send the spans `build(tracers, now_ns)` makes (the scenario by default) to a collector
-    with the real OTLP/HTTP exporter, in one export; return the span count."""
+    with the real OTLP/HTTP exporter, in one export; return the span count. `tracers` holds
+    one tracer per name of `services` (its `service.name`)."""
     memory = InMemorySpanExporter()
     providers = {}
     tracers = {}
-    for service in (BILLING, SUPPORT):
+    for service in services:
         tp = TracerProvider(resource=Resource.create({sc.SERVICE_NAME: service}))
         tp.add_span_processor(SimpleSpanProcessor(memory))
         providers[service] = tp
@@ -328,3 +349,45 @@ def tables(at: AppTest) -> list[Any]:
 def plotly_specs(at: AppTest) -> list[str]:
     """Each chart's plotly JSON as text, to look for labels and trace types."""
     return [el.proto.spec for el in at.get("plotly_chart")]
+
+
+# --- the dashboard as a process ----------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
+    """Wait until `url` answers 200 (readiness of a process we started, not a timing check)."""
+    deadline = time.monotonic() + DASHBOARD_STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the dashboard exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.3)
+    pytest.fail(
+        f"the dashboard did not answer {url} within {DASHBOARD_STARTUP_SECONDS} s:\n"
+        f"{log.read_text()[-3000:]}"
+    )
+
+
+def settle(page: Any) -> None:
+    """Wait until Streamlit has finished the run and every chart has drawn."""
+    page.wait_for_selector("h1", timeout=PAGE_SECONDS * 1000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+        timeout=PAGE_SECONDS * 1000,
+    )
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+                 .every(c => c.querySelector('.main-svg'))""",
+        timeout=PAGE_SECONDS * 1000,
+    )

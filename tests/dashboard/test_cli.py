@@ -61,6 +61,7 @@ def test_streamlit_command_is_headless_bound_and_passes_api_and_token_by_env(mon
     assert argv[1:4] == ["-m", "streamlit", "run"]
     assert argv[4] == str(cli.APP) and cli.APP.is_file()
     opts = dict(zip(argv[5::2], argv[6::2], strict=True))
+    assert argv.count("--server.allowedHosts") == 3  # the loopback names by default
     assert opts["--server.port"] == "8600"
     assert opts["--server.address"] == "0.0.0.0"
     assert opts["--server.headless"] == "true"
@@ -75,3 +76,15 @@ def test_every_setting_is_documented():
     for s in SETTINGS:
         assert f"`{s.flag}`" in doc and f"`{s.env}`" in doc and s.default in doc, s.name
     assert f"`{ENV_TOKEN}`" in doc
+
+
+def test_allowed_hosts_become_streamlits_allowed_hosts() -> None:
+    assert cli.allowed_hosts("Board.example, *.corp.example", "10.0.0.7") == [
+        "board.example",
+        "*.corp.example",
+        "10.0.0.7",
+    ]
+    assert cli.allowed_hosts("localhost", "0.0.0.0") == ["localhost"]
+    argv, _ = cli.streamlit_command("http://127.0.0.1:4318", 8501, "127.0.0.1", ["a", "b"])
+    given = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--server.allowedHosts"]
+    assert given == ["a", "b"]

@@ -9,6 +9,7 @@ collector is the real process (tests/conftest.py), fed by the real OTLP exporter
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from dashboard_support import (
@@ -234,8 +235,8 @@ def test_unreachable_collector_is_a_message_on_every_page(closed_port_api, monke
             query={"run_id": "r1"} if page == "run_detail" else None,
         )
         errors = [e.value for e in at.error]
-        where = style.md(closed_port_api)  # as it stands in the message's markdown
-        assert any("Cannot reach the collector" in e and where in e for e in errors), (
+        # The whole message is inert text (style.md), the collector's address in it as typed.
+        assert any("Cannot reach the collector" in e and closed_port_api in e for e in errors), (
             page,
             errors,
         )
@@ -270,10 +271,32 @@ def test_agent_names_from_the_wire_are_shown_as_typed_not_as_markdown(
     seed(api, build=_hostile_run)
     at = open_page("run_detail", monkeypatch, api, query={"run_id": "run-hostile"})
     page = texts(at)
-    assert style.md(HOSTILE_AGENT) in page  # escaped wherever it is markdown
-    assert "[click me](https://evil.example)" not in page  # never a live link
+    assert style.md(HOSTILE_AGENT) in page  # inert wherever it is markdown
+    # Only ever inside a code span, where nothing is parsed (the browser test,
+    # test_inert_text.py, checks the DOM).
+    assert "click me" not in re.sub(r"(`+).*?\1", "", page)
     # Plotly reads <b>, <a href> in labels: the path chart gets the name as text.
     path_labels = " ".join(json.loads(plotly_specs(at)[0])["data"][0]["text"])
     assert "&lt;b&gt;loud&lt;/b&gt;" in path_labels and "<b>" not in path_labels
     # Tables hold plain text (no markdown there), so the name reads exactly as sent.
     assert tables(at)[0].iloc[0]["Handoff"] == f"triage → {HOSTILE_AGENT}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["run-1", "a`b", "``x``", "` leading", "trailing `", " spaced ", "x\ny", "a\r\n\tb\x00"],
+)
+def test_md_puts_any_value_in_one_code_span_it_cannot_close(value):
+    shown = style.md(value)
+    fence = re.match(r"`+", shown).group(0)
+    assert shown.endswith(fence)
+    inner = shown[len(fence) : -len(fence)]
+    assert fence not in inner  # the value cannot close the span early
+    assert "\n" not in shown and "\r" not in shown  # nor end the paragraph around it
+    if inner.startswith(" ") and inner.endswith(" "):
+        inner = inner[1:-1]  # CommonMark strips one space from both ends
+    assert inner == style.without_controls(value)
+
+
+def test_md_of_nothing_is_nothing():
+    assert style.md(None) == "" and style.md("") == ""

@@ -2,8 +2,9 @@
 
 The collector under test is the real process of tests/conftest.py. Added here: the servers
 the shim meets when its collector misbehaves (`fault_server`), a module-scoped variant of
-the shared collector factory (`module_collector_factory`), and the shared conftest's real
-OTLP exporter builder (`otlp_exporter`).
+the shared collector factory (`module_collector_factory`), one whose collectors run with a
+lowered file-descriptor limit (`fd_limited_collector_factory`), and the shared conftest's
+real OTLP exporter builder (`otlp_exporter`).
 """
 
 from __future__ import annotations
@@ -75,3 +76,35 @@ def otlp_exporter(request: pytest.FixtureRequest) -> Any:
     """`otlp_exporter(collector, protocol, timeout=...)` of tests/conftest.py: the real OTLP
     exporters, configured as every other suite configures them."""
     return root_conftest(request.config).otlp_exporter
+
+
+@pytest.fixture
+def fd_limited_collector_factory(
+    request: pytest.FixtureRequest, tmp_path_factory: Any
+) -> Iterator[Any]:
+    """`start(nofile, args=())`: the real collector under `prlimit --nofile=N:N`, so a test
+    can exhaust its descriptors with a few thousand connections instead of the machine's
+    20,000 (which the test process itself could not open beside its own)."""
+    root = root_conftest(request.config)
+
+    class Limited(root.CollectorProcess):
+        nofile = 0
+
+        def command(self) -> list[str]:
+            return ["prlimit", f"--nofile={self.nofile}:{self.nofile}", *super().command()]
+
+    started: list[Any] = []
+
+    def start(nofile: int, args: Any = ()) -> Any:
+        proc = Limited(tmp_path_factory.mktemp("collector"), args=args)
+        proc.nofile = nofile
+        started.append(proc)
+        return proc.start()
+
+    yield start
+    for proc in started:
+        if proc.running:
+            try:
+                proc.stop()
+            except RuntimeError:
+                proc.kill()

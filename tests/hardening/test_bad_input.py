@@ -35,6 +35,7 @@ from google.rpc import status_pb2
 from hardening_support import (
     JSON,
     PROTOBUF,
+    SECOND_NS,
     evidence_span,
     export_request,
     gzipped,
@@ -339,7 +340,7 @@ def raw_post(endpoint: str, head: bytes, body: bytes) -> int:
     """POST with headers no HTTP library will send (a lying Content-Length); the status."""
     host, port = endpoint.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=30) as sock:
-        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n" + body)
+        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n" + head + b"\r\n" + body)
         status_line = sock.makefile("rb").readline()
     return int(status_line.split()[1])
 
@@ -402,6 +403,10 @@ BROKEN_KINDS = (
     "zero_span_id",
     "zero_start",
     "time_past_int64",
+    "year_2262",
+    "year_2100",
+    "before_2000",
+    "run_id_control_char",
 )
 KEPT_KINDS = ("valid", "valid_with_junk")
 
@@ -435,6 +440,18 @@ def make_span(kind: str, run_id: str, n: int):
     if kind == "run_id_too_long":
         attrs[sc.RUN_ID] = "r" * (sc.MAX_ID_LEN + 1)
         return evidence_span(sc.SPAN_REQUEST, attrs), False
+    if kind == "run_id_control_char":
+        attrs[sc.RUN_ID] = f"{run_id}\n{n}"
+        return evidence_span(sc.SPAN_REQUEST, attrs), False
+    if kind == "year_2262":  # near the end of int64 nanoseconds
+        return evidence_span(sc.SPAN_REQUEST, attrs, start_ns=2**63 - 1001, end_ns=2**63 - 1), False
+    if kind == "year_2100":
+        at = 4_102_444_800 * SECOND_NS
+        return evidence_span(sc.SPAN_REQUEST, attrs, start_ns=at, end_ns=at + 1), False
+    if kind == "before_2000":
+        return evidence_span(
+            sc.SPAN_REQUEST, attrs, start_ns=SECOND_NS, end_ns=2 * SECOND_NS
+        ), False
     trace_id, span_id = new_ids()
     if kind == "short_trace_id":
         return evidence_span(sc.SPAN_REQUEST, attrs, trace_id=trace_id[:7], span_id=span_id), False

@@ -492,7 +492,7 @@ class QueryAPI:
         grace = self.grace
 
         def read(cur):
-            if not run_id or len(run_id) > sc.MAX_ID_LEN or any(ord(ch) < 32 for ch in run_id):
+            if sc.check_value(sc.ATTRIBUTES[sc.RUN_ID], run_id) is None:
                 return _error(404, f"no run {run_id[:140]!r}")  # no such id can be stored
             key = {"run_id": run_id, "run_key": run_key(run_id)}
             found = _rows(cur, "run", {**key, "now": now})
@@ -875,27 +875,50 @@ def weekly_body(rows: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]
 CSV_COLUMNS = ("week", "dimension", "key", "handoffs", "rejections", "rate")
 
 
+CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""A spreadsheet reads a cell beginning with one of these as a formula (OWASP, "CSV
+Injection"): an agent named `=HYPERLINK("http://…")` would become a live link, `@SUM(…)`
+a computation, in the reviewer's spreadsheet."""
+
+
+def csv_cell(value: object) -> object:
+    """`value`, with a leading `'` when it is text a spreadsheet would run as a formula.
+
+    The quote is what spreadsheets themselves use to mark a cell as text; it is visible,
+    which is right: the name really does begin with `=`. Numbers are written as numbers
+    (this file's counts and rates are never negative)."""
+    if isinstance(value, str) and value.startswith(CSV_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def weekly_csv(body: dict[str, Any]) -> str:
-    """One row per (week, dimension, key): dimension is total, reason, edge or agent."""
+    """One row per (week, dimension, key): dimension is total, reason, edge or agent.
+
+    Every text cell goes through `csv_cell`; an edge with an unknown agent writes it as
+    `?` (as the dashboard does), so `?->billing`, not a cell starting with `-`."""
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    # CRLF, as RFC 4180 has it; it also makes the writer quote a cell holding a bare CR.
+    writer = csv.writer(out, lineterminator="\r\n")
+
+    def write(row: tuple) -> None:
+        writer.writerow([csv_cell(v) for v in row])
+
+    write(CSV_COLUMNS)
     totals = {r["week"]: r["handoffs"] for r in body["weeks"]}
 
     def rate(v):
         return "" if v is None else f"{v:.6f}"
 
     for r in body["weeks"]:
-        w.writerow((r["week"], "total", "", r["handoffs"], r["rejections"], rate(r["rate"])))
+        write((r["week"], "total", "", r["handoffs"], r["rejections"], rate(r["rate"])))
     for r in body["by_reason"]:
-        w.writerow(
-            (r["week"], "reason", r["reason"], totals[r["week"]], r["count"], rate(r["rate"]))
-        )
+        write((r["week"], "reason", r["reason"], totals[r["week"]], r["count"], rate(r["rate"])))
     for r in body["by_edge"]:
-        edge = f"{r['from_agent'] or ''}->{r['to_agent'] or ''}"
-        w.writerow((r["week"], "edge", edge, r["handoffs"], r["rejections"], rate(r["rate"])))
+        edge = f"{r['from_agent'] or '?'}->{r['to_agent'] or '?'}"
+        write((r["week"], "edge", edge, r["handoffs"], r["rejections"], rate(r["rate"])))
     for r in body["by_agent"]:
-        w.writerow(
+        write(
             (r["week"], "agent", r["agent"] or "", r["handoffs"], r["rejections"], rate(r["rate"]))
         )
     return out.getvalue()

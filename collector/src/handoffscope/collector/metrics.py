@@ -8,7 +8,12 @@ Names (docs/api.md):
 | `handoffscope_spans_stored_total` | counter | spans committed to the DuckDB file for the first time |
 | `handoffscope_spans_rejected_total` | counter | spans refused through partial_success (not evidence, no run id, malformed) |
 | `handoffscope_spans_duplicate_total` | counter | spans already stored (a retried export), not stored again |
-| `handoffscope_attributes_dropped_total{service,attribute}` | counter | attribute values the allowlist removed, by attribute NAME |
+| `handoffscope_spans_refused_total{reason}` | counter | the refused spans by reason: `not_evidence`, `no_run_id`, `malformed_ids`, `malformed_time`, `time_out_of_window` |
+| `handoffscope_attributes_dropped_total{service,attribute}` | counter | attribute values the allowlist removed, by attribute NAME; the `--metrics-max-services` services with most drops get their own series, the rest are summed under `service="(other)"` |
+| `handoffscope_http_connections_closed_total{reason}` | counter | HTTP connections the collector closed or lost early: `client_disconnect` (mid-body), `idle_timeout`, `header_timeout`, `body_timeout`, `header_too_large`, `inflight_bytes` (429: header budget full), `evicted` (oldest idle one, to admit a new one at `--max-connections`), `over_limit` (no idle one to evict: 503) |
+| `handoffscope_http_connections_open` | gauge | HTTP connections open now |
+| `handoffscope_http_inflight_bytes` | gauge | request header and body bytes being read now (at most `--max-inflight-bytes` of each) |
+| `handoffscope_log_lines_suppressed_total` | counter | log lines not written because the same message was logged too often (at most `LOG_BURST` per message per minute) |
 | `handoffscope_export_requests_total{transport,result}` | counter | exports answered, by `http`/`grpc` and outcome |
 | `handoffscope_commits_total` | counter | group commits (each may carry several exports) |
 | `handoffscope_commit_failures_total` | counter | exports whose commit failed (answered 503 / UNAVAILABLE) |
@@ -25,6 +30,11 @@ Rejected, duplicate, stored and dropped are counted when an export's commit succ
 export answered 429 and retried is not counted twice. The counters start at zero with the
 process, as Prometheus counters do; the `drops` table keeps the all-time totals.
 
+Per-service series are capped because `service.name` is the sender's to choose: 20k
+services once made 21,001 series (3.7 MB per scrape). At most `MAX_TRACKED_SERVICES`
+services are counted apart in memory; drops of services seen after that go straight to
+`(other)`, so neither the scrape nor the process grows with the number of names.
+
 No client library: the format is a few lines of text, and the collector should not pull in
 a dependency (and its global registry) to print them.
 """
@@ -35,6 +45,8 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
+
+from handoffscope.collector import lograte
 
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -51,6 +63,12 @@ UNAUTHORIZED = "unauthorized"
 OVERLOADED = "overloaded"
 UNAVAILABLE = "unavailable"
 
+OTHER_SERVICES = "(other)"
+"""`service` label summing the drops of services outside the top `max_services`."""
+DEFAULT_MAX_SERVICES = 50
+MAX_TRACKED_SERVICES = 10_000
+"""Services whose drops are counted apart in memory (see the module docstring)."""
+
 _COUNTERS = {
     "spans_received": "Spans in exports that decoded, refused ones included.",
     "spans_stored": "Spans committed to the DuckDB file for the first time.",
@@ -65,6 +83,20 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
+def _top_services(drops: Counter, n: int) -> list[tuple[tuple[str, str], int]]:
+    """Drop series of the `n` services with most drops; the rest summed per attribute
+    under OTHER_SERVICES."""
+    per_service: Counter = Counter()
+    for (service, _), count in drops.items():
+        if service != OTHER_SERVICES:
+            per_service[service] += count
+    top = {service for service, _ in per_service.most_common(n)}
+    out: Counter = Counter()
+    for (service, attribute), count in drops.items():
+        out[(service if service in top else OTHER_SERVICES, attribute)] += count
+    return sorted(out.items())
+
+
 def _resident_bytes() -> int | None:
     try:
         with open("/proc/self/statm", "rb") as f:
@@ -74,11 +106,21 @@ def _resident_bytes() -> int | None:
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, *, max_services: int = DEFAULT_MAX_SERVICES) -> None:
         self._lock = threading.Lock()
         self._counters: Counter = Counter()
         self._drops: Counter = Counter()
+        self._drop_services: set[str] = set()
+        self._max_services = max_services
+        self._refused: Counter = Counter()
+        self._closed: Counter = Counter()
         self._requests: Counter = Counter()
+        self.refusal_reasons: tuple[str, ...] = ()
+        self.close_reasons: tuple[str, ...] = ()
+        """Label values served at 0 before their first count (set by the server), so a
+        rate over them starts from the process start, not from the first event."""
+        self.connections_open: Callable[[], int] = lambda: 0
+        self.inflight_bytes: Callable[[], int] = lambda: 0
         self.queue_depth: Callable[[], int] = lambda: 0
         self.spans_in_store: Callable[[], int] = lambda: 0
         self.engine_stats: Callable[[], Mapping[str, int]] = dict
@@ -89,6 +131,10 @@ class Metrics:
     def inc(self, name: str, n: int = 1) -> None:
         with self._lock:
             self._counters[name] += n
+
+    def connection_closed(self, reason: str) -> None:
+        with self._lock:
+            self._closed[reason] += 1
 
     def export_answered(self, transport: str, result: str) -> None:
         with self._lock:
@@ -101,13 +147,21 @@ class Metrics:
         duplicates: int,
         rejected: int,
         drops: Mapping[tuple[str, str], int],
+        refused: Mapping[str, int] | None = None,
     ) -> None:
         with self._lock:
             self._counters["commits"] += 1
             self._counters["spans_stored"] += stored
             self._counters["spans_duplicate"] += duplicates
             self._counters["spans_rejected"] += rejected
-            self._drops.update(drops)
+            self._refused.update(refused or {})
+            for (service, attribute), n in drops.items():
+                if service not in self._drop_services:
+                    if len(self._drop_services) >= MAX_TRACKED_SERVICES:
+                        service = OTHER_SERVICES
+                    else:
+                        self._drop_services.add(service)
+                self._drops[(service, attribute)] += n
 
     def value(self, name: str) -> int:
         with self._lock:
@@ -116,7 +170,9 @@ class Metrics:
     def render(self) -> str:
         with self._lock:
             counters = dict(self._counters)
-            drops = sorted(self._drops.items())
+            drops = _top_services(self._drops, self._max_services)
+            refused = sorted({**dict.fromkeys(self.refusal_reasons, 0), **self._refused}.items())
+            closed = sorted({**dict.fromkeys(self.close_reasons, 0), **self._closed}.items())
             requests = sorted(self._requests.items())
         out: list[str] = []
         for name, help_ in _COUNTERS.items():
@@ -126,6 +182,12 @@ class Metrics:
                 f"# TYPE {full} counter",
                 f"{full} {counters.get(name, 0)}",
             ]
+        full = "handoffscope_spans_refused_total"
+        out += [
+            f"# HELP {full} Spans refused through OTLP partial_success, by reason.",
+            f"# TYPE {full} counter",
+        ]
+        out += [f'{full}{{reason="{r}"}} {n}' for r, n in refused]
         full = "handoffscope_attributes_dropped_total"
         out += [
             f"# HELP {full} Attribute values the allowlist removed, by service and attribute name.",
@@ -140,7 +202,22 @@ class Metrics:
             f"# TYPE {full} counter",
         ]
         out += [f'{full}{{transport="{t}",result="{r}"}} {n}' for (t, r), n in requests]
+        full = "handoffscope_http_connections_closed_total"
         out += [
+            f"# HELP {full} HTTP connections closed or lost early, by reason.",
+            f"# TYPE {full} counter",
+        ]
+        out += [f'{full}{{reason="{r}"}} {n}' for r, n in closed]
+        out += [
+            "# HELP handoffscope_http_connections_open HTTP connections open now.",
+            "# TYPE handoffscope_http_connections_open gauge",
+            f"handoffscope_http_connections_open {self.connections_open()}",
+            "# HELP handoffscope_http_inflight_bytes Request bytes being read now.",
+            "# TYPE handoffscope_http_inflight_bytes gauge",
+            f"handoffscope_http_inflight_bytes {self.inflight_bytes()}",
+            "# HELP handoffscope_log_lines_suppressed_total Log lines dropped by the rate limit.",
+            "# TYPE handoffscope_log_lines_suppressed_total counter",
+            f"handoffscope_log_lines_suppressed_total {lograte.suppressed()}",
             "# HELP handoffscope_queue_depth Exports waiting for the writer.",
             "# TYPE handoffscope_queue_depth gauge",
             f"handoffscope_queue_depth {self.queue_depth()}",

@@ -14,6 +14,9 @@ With `--notify` or `--notify-config` it also runs the notifier (`notify/notifier
 background thread that reads the derived tables and posts to webhooks; it stops before
 the store closes.
 
+The HTTP port keeps connection hygiene (`connections.py`: timeouts, header and in-flight
+byte limits, a connection cap) and answers only allowed Host names (`hosts.py`).
+
 It prints one startup line once everything listens (ports, db path, auth on/off) and,
 on SIGTERM or Ctrl-C: stops accepting, lets in-flight exports finish (they wait for their
 commit), commits whatever is queued, checkpoints and closes the file, prints a closing
@@ -38,15 +41,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from handoffscope.collector import connections, lograte
 from handoffscope.collector.api import api_routes
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.health import HealthMetrics
+from handoffscope.collector.hosts import AllowedHosts
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.notify.notifier import Notifier
 from handoffscope.collector.notify.routing import RoutingError
 from handoffscope.collector.notify.routing import load as load_routing
-from handoffscope.collector.processor.allowlist import Allowlist
+from handoffscope.collector.processor.allowlist import REFUSAL_SENTENCES, Allowlist
 from handoffscope.collector.receiver import otlp_http
 from handoffscope.collector.receiver.export import COMMIT_TIMEOUT_S, ExportHandler
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
@@ -76,11 +81,13 @@ class Collector:
     handler: ExportHandler
     app: object
     """The ASGI app: OTLP/HTTP receiver, /healthz, /metrics and the query API."""
+    limits: connections.ConnectionLimits
+    """What the HTTP port's connections share (give `connections.protocol_class` to uvicorn)."""
 
 
 def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collector:
     """Wire metrics, writer, receivers' handler and the HTTP app; start nothing."""
-    metrics = Metrics()
+    metrics = Metrics(max_services=settings.metrics_max_services)
     metrics.engine_stats = lambda: dict(getattr(engine, "stats", {}))
     writer = Writer(
         store,
@@ -89,9 +96,28 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         queue_batches=settings.queue_batches,
         retention_days=settings.retention_days,
     )
-    handler = ExportHandler(Allowlist(), writer, metrics)
+    handler = ExportHandler(
+        Allowlist(max_clock_skew_s=settings.max_clock_skew_seconds), writer, metrics
+    )
+    limits = connections.ConnectionLimits(
+        metrics=metrics,
+        max_connections=connections.fd_bounded(settings.max_connections),
+        idle_timeout_s=settings.idle_timeout_seconds,
+        header_timeout_s=settings.header_timeout_seconds,
+        body_timeout_s=settings.body_timeout_seconds,
+        max_header_bytes=settings.max_header_bytes,
+        inflight=connections.InflightBytes(settings.max_inflight_bytes),
+        head_inflight=connections.InflightBytes(settings.max_inflight_bytes),
+    )
+    metrics.refusal_reasons = tuple(REFUSAL_SENTENCES)
+    metrics.close_reasons = connections.REASONS
+    metrics.connections_open = lambda: len(limits.open)
+    metrics.inflight_bytes = lambda: limits.inflight.used + limits.head_inflight.used
     receiver = otlp_http.OTLPHTTPReceiver(
-        handler, max_body_bytes=settings.max_body_bytes, token=settings.token
+        handler,
+        max_body_bytes=settings.max_body_bytes,
+        token=settings.token,
+        inflight=limits.inflight,
     )
 
     async def healthz(request: Request) -> Response:
@@ -128,6 +154,7 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         # The path is not echoed back: it is the caller's input, not ours to repeat.
         exception_handlers={404: _json_error, 405: _json_error},
     )
+    guarded = BearerAuth(app, settings.token) if settings.token else app
     return Collector(
         settings=settings,
         store=store,
@@ -135,7 +162,10 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         metrics=metrics,
         writer=writer,
         handler=handler,
-        app=BearerAuth(app, settings.token) if settings.token else app,
+        # The Host check comes first: a rebinding page must not even learn whether its
+        # guess at the token was right.
+        app=AllowedHosts(guarded, settings.host_names),
+        limits=limits,
     )
 
 
@@ -248,13 +278,22 @@ def run(settings: CollectorSettings) -> int:
         )
         http_sock = _bind(settings.host, settings.http_port)
         http_port = http_sock.getsockname()[1]
+        lograte.install()
         server = _Server(
             uvicorn.Config(
                 parts.app,
+                http=connections.protocol_class(parts.limits),
+                backlog=connections.ACCEPT_BACKLOG,
                 lifespan="off",
+                # No logging config of uvicorn's own: its loggers propagate to ours, which
+                # carry the rate limit (lograte.py).
+                log_config=None,
                 log_level="warning" if settings.log_level == "info" else settings.log_level,
                 access_log=False,
                 server_header=False,
+                timeout_keep_alive=settings.idle_timeout_seconds,  # type: ignore[arg-type]
+                # Not limit_concurrency: see connections.py (idle connections would make
+                # /healthz answer 503); the cap is --max-connections.
                 timeout_graceful_shutdown=int(COMMIT_TIMEOUT_S) + 5,
             )
         )

@@ -81,6 +81,20 @@ def _optional_url(text: str) -> str:
     return _url(text) if text.strip() else ""
 
 
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:  # also refuses NaN
+        raise ValueError(f"must be > 0, got {text}")
+    return value
+
+
+def _hosts(text: str) -> str:
+    names = [h.strip() for h in text.split(",") if h.strip()]
+    if not names:
+        raise ValueError("must name at least one host (or `*` for any)")
+    return ",".join(names)
+
+
 def _log_level(text: str) -> str:
     level = text.strip().lower()
     if level not in ("debug", "info", "warning", "error"):
@@ -179,6 +193,87 @@ SETTINGS: tuple[Setting, ...] = (
         "DuckDB buffer memory limit (DuckDB syntax, e.g. 256MB, 1GB); larger work spills to disk. "
         "The default keeps the whole process under ~400 MB RSS (DESIGN §6).",
         metavar="SIZE",
+    ),
+    Setting(
+        "max_inflight_bytes",
+        "--max-inflight-bytes",
+        _positive_int,
+        64 * MIB,
+        "Request body bytes read at once over all HTTP connections (header bytes get a budget "
+        "of the same size of their own); a request beyond it gets 429 with Retry-After "
+        "(at least --max-body-bytes).",
+        metavar="BYTES",
+    ),
+    Setting(
+        "max_header_bytes",
+        "--max-header-bytes",
+        _positive_int,
+        32 * 1024,
+        "Largest HTTP request line plus headers (431 above).",
+        metavar="BYTES",
+    ),
+    Setting(
+        "max_connections",
+        "--max-connections",
+        _positive_int,
+        10_000,
+        "HTTP connections open at once (lowered to the file-descriptor limit minus 512, or to "
+        "half of it). "
+        "At the cap the oldest connection with no request in progress is closed to admit a "
+        "new one; with none, 503 with Retry-After.",
+        metavar="N",
+    ),
+    Setting(
+        "idle_timeout_seconds",
+        "--idle-timeout-seconds",
+        _positive_float,
+        5.0,
+        "An HTTP connection (new or kept alive) that starts no request for this long is closed.",
+        metavar="SECONDS",
+    ),
+    Setting(
+        "header_timeout_seconds",
+        "--header-timeout-seconds",
+        _positive_float,
+        10.0,
+        "Request line and headers must be complete this long after their first byte (408 and close).",
+        metavar="SECONDS",
+    ),
+    Setting(
+        "body_timeout_seconds",
+        "--body-timeout-seconds",
+        _positive_float,
+        30.0,
+        "A request body must be complete this long after its headers (408 and close).",
+        metavar="SECONDS",
+    ),
+    Setting(
+        "allowed_hosts",
+        "--allowed-hosts",
+        _hosts,
+        "localhost,127.0.0.1,::1",
+        "Comma-separated Host header names the HTTP port answers (port ignored; `*.example.com` "
+        "matches subdomains, `*` any); others get 400 — protection against DNS rebinding. "
+        "A specific --host address is allowed as well.",
+        metavar="HOSTS",
+    ),
+    Setting(
+        "max_clock_skew_seconds",
+        "--max-clock-skew-seconds",
+        _non_negative_float,
+        86_400.0,
+        "Spans dated more than this ahead of the collector's clock (or before 2000-01-01) are "
+        "refused through partial_success, the rest of the export kept.",
+        metavar="SECONDS",
+    ),
+    Setting(
+        "metrics_max_services",
+        "--metrics-max-services",
+        _positive_int,
+        50,
+        "Services with their own handoffscope_attributes_dropped_total series on /metrics "
+        '(those with most drops); the others are summed under service="(other)".',
+        metavar="N",
     ),
     Setting(
         "log_level",
@@ -281,6 +376,15 @@ class CollectorSettings:
     max_body_bytes: int = 16 * MIB
     queue_batches: int = 64
     memory_limit: str = "160MB"
+    max_inflight_bytes: int = 64 * MIB
+    max_header_bytes: int = 32 * 1024
+    max_connections: int = 10_000
+    idle_timeout_seconds: float = 5.0
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 30.0
+    allowed_hosts: str = "localhost,127.0.0.1,::1"
+    max_clock_skew_seconds: float = 86_400.0
+    metrics_max_services: int = 50
     log_level: str = "info"
     metrics_top: int = 20
     notify: tuple[str, ...] = ()
@@ -299,6 +403,14 @@ class CollectorSettings:
     @property
     def auth(self) -> bool:
         return bool(self.token)
+
+    @property
+    def host_names(self) -> list[str]:
+        """`--allowed-hosts` as a list, plus the bound address when it names one host."""
+        names = [h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()]
+        if self.host not in ("0.0.0.0", "::", "") and self.host.lower() not in names:
+            names.append(self.host.lower())
+        return names
 
 
 def _check_settings_match_dataclass() -> None:
@@ -402,7 +514,14 @@ def parse_args(
             values[s.name] = tuple(given) if given is not None else from_env
         elif s.flag is None:
             values[s.name] = env.get(s.env_var, s.default)
-    return CollectorSettings(**values)
+    settings = CollectorSettings(**values)
+    if settings.max_inflight_bytes < settings.max_body_bytes:
+        build_parser(env).error(
+            f"--max-inflight-bytes ({settings.max_inflight_bytes}) must be at least "
+            f"--max-body-bytes ({settings.max_body_bytes}), or no export of the largest "
+            "accepted size could ever be read"
+        )
+    return settings
 
 
 def render_markdown_table() -> str:

@@ -205,6 +205,7 @@ class Writer:
             duplicates=duplicates,
             rejected=sum(job.batch.rejected for job in jobs),
             drops=drops,
+            refused=sum((job.batch.refused for job in jobs), Counter()),
         )
         for job in jobs:
             _settle(job.future, None)

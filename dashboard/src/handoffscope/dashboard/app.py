@@ -24,7 +24,13 @@ HERE = Path(__file__).parent
 # straight from the page file — without this router, so without filters or navigation.
 VIEWS = HERE / "views"
 
-st.set_page_config(page_title="handoffscope", page_icon=":material/account_tree:", layout="wide")
+# The favicon is a file of ours, served by the dashboard itself: a `:material/…:` or emoji
+# page icon makes every operator's browser fetch it from a public host (fonts.gstatic.com,
+# a CDN) — which hangs an air-gapped board and tells a third party who opened it. The
+# page and navigation icons are drawn with the Material Symbols font Streamlit bundles.
+FAVICON = HERE / "assets" / "favicon.png"
+
+st.set_page_config(page_title="handoffscope", page_icon=str(FAVICON), layout="wide")
 
 live = st.Page(VIEWS / "live.py", title="Live", icon=":material/monitor_heart:", default=True)
 control_flow = st.Page(

@@ -12,6 +12,11 @@ to `--host` (127.0.0.1 by default: the board shows which agents fail and where, 
 not for the whole network), with Streamlit's usage statistics off and its file watcher off
 (nothing here is edited while it runs). Exec rather than a child process keeps one pid,
 so a supervisor's stop signal reaches Streamlit directly.
+
+Host check: `--allowed-hosts` becomes Streamlit's `server.allowedHosts`, which refuses the
+WebSocket — the only channel that carries data (run ids, agents, verdicts) — to a page
+that reached the dashboard under another name (DNS rebinding). The HTML and scripts the
+server still hands to any Host are Streamlit's public bundle, the same for everyone.
 """
 
 from __future__ import annotations
@@ -47,7 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def streamlit_command(api: str, port: int, host: str) -> tuple[list[str], dict[str, str]]:
+def allowed_hosts(names: str, host: str) -> list[str]:
+    """`--allowed-hosts` as a list, plus the bound address when it names one host."""
+    hosts = [h.strip().lower() for h in names.split(",") if h.strip()]
+    if host not in ("0.0.0.0", "::", "") and host.lower() not in hosts:
+        hosts.append(host.lower())
+    return hosts
+
+
+def streamlit_command(
+    api: str, port: int, host: str, hosts: Sequence[str] = ("localhost", "127.0.0.1", "::1")
+) -> tuple[list[str], dict[str, str]]:
     """The argv and environment `main` execs: split out so a test can check them."""
     argv = [
         sys.executable,
@@ -70,6 +85,8 @@ def streamlit_command(api: str, port: int, host: str) -> tuple[list[str], dict[s
         "--theme.base",
         "light",
     ]
+    for name in hosts:
+        argv += ["--server.allowedHosts", name]
     env = dict(os.environ)
     env[ENV_API] = api.rstrip("/")
     return argv, env
@@ -83,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    command, env = streamlit_command(args.api, args.port, args.host)
+    command, env = streamlit_command(
+        args.api, args.port, args.host, allowed_hosts(args.allowed_hosts, args.host)
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(command[0], command, env)

@@ -133,10 +133,10 @@ def sidebar_connection() -> None:
         try:
             h = client.health()
         except client.CollectorError:
-            st.caption(f"Collector: {conn.api} — not answering")
+            st.caption(f"Collector: {style.md(conn.api)} — not answering")
         else:
             stored = f", {h.spans_stored:,} spans stored" if h.spans_stored is not None else ""
-            st.caption(f"Collector: {conn.api} — up{stored}")
+            st.caption(f"Collector: {style.md(conn.api)} — up{stored}")
         if st.button("Refresh now", help="Forget cached answers and ask the collector again."):
             client.clear_cache()
             st.rerun()

@@ -1,6 +1,7 @@
 """The dashboard's settings, as data: name, default, help and environment variable.
 
-`handoffscope dashboard` turns each into a flag (`--api`, `--port`, `--host`) that also
+`handoffscope dashboard` turns each into a flag (`--api`, `--port`, `--host`,
+`--allowed-hosts`) that also
 reads `HANDOFFSCOPE_<NAME>`; the running app reads the API URL and the token from the
 environment the command sets up. Kept free of Streamlit so the command line starts fast
 and quietly (importing `client` outside a Streamlit runtime warns once per cached function).
@@ -39,4 +40,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api", DEFAULT_API, "base URL of the collector's query API"),
     Setting("port", "8501", "port the dashboard listens on", int),
     Setting("host", "127.0.0.1", "address the dashboard binds to"),
+    Setting(
+        "allowed_hosts",
+        "localhost,127.0.0.1,::1",
+        "comma-separated Host names the dashboard's WebSocket (which carries everything it "
+        "shows) accepts; `*.example.com` matches subdomains, `*` any; a specific --host is "
+        "added. Protection against DNS rebinding (Streamlit's server.allowedHosts)",
+    ),
 )

@@ -127,14 +127,44 @@ def text(value: object, default: str = "") -> str:
     return str(value)
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#<>!|~$:])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_BACKTICKS = re.compile(r"`+")
+
+
+def without_controls(value: str) -> str:
+    """`value` with each control character shown as U+FFFD."""
+    return _CONTROL.sub("\ufffd", value)
+
+
+_ICON_PREFIX = ":material/"
+_ICON_PREFIX_KEPT = ":\u2060material/"
 
 
 def md(value: object) -> str:
-    """Text from the wire (agent names, run ids, reasons) made inert in Streamlit markdown:
-    an agent named `[x](http://…)`, `**`, `$…$` or `:material/…:` is shown as typed, not
-    as a link, emphasis, formula or icon."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text(value))
+    """Text from the wire (run ids, agent names, services, sentences that quote them) as
+    inert Markdown: the one way every page puts such a value into `st.markdown`,
+    `st.caption`, alerts and labels. It is shown as typed, never as a link, image, autolink,
+    icon, colour, emoji, formula, emphasis, heading or HTML.
+
+    How: an inline code span. Backslash-escaping the Markdown characters (the previous
+    way) is not enough in Streamlit: GFM autolinks (`www.x.com`, `http://…`, `a@b.c`) and
+    emoji shortcodes are found in the text *after* escapes are resolved, so no escape can
+    stop them; Streamlit's `:material/…:`, `:red[…]` and `$…$` are parsed in ways that
+    escapes only partly defeat. Inside a code span none of them is looked for. The fence is
+    one backtick longer than any run of backticks in the value, so a value cannot close
+    it; control characters (which no valid value holds, semconv.CONTROL_CHARS) are shown
+    as U+FFFD so a newline cannot end the paragraph around it.
+
+    One change is invisible: Streamlit rewrites every `:material/` of the raw source to
+    `:material_` before parsing, code spans included, so the value would be shown altered;
+    a WORD JOINER (U+2060) after that colon keeps it as typed on screen."""
+    shown = without_controls(text(value)).replace(_ICON_PREFIX, _ICON_PREFIX_KEPT)
+    if not shown:
+        return ""
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
+    # CommonMark strips one space from each end of a code span that has both.
+    pad = " " if shown[0] in "` " or shown[-1] in "` " else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
 
 
 def verdict_label(verdict: object) -> str:

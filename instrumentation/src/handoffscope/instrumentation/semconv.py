@@ -318,6 +318,11 @@ MAX_ARRAY_ITEMS: Final = 64
 CODE_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 """Bounded codes and key names: no spaces, so free text cannot pass for a code."""
 
+CONTROL_CHARS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""Characters no string value may hold (C0/C1 controls, DEL, line/paragraph separators).
+A run id with a newline could be stored and listed but never looked up again (a URL path
+cannot carry it); an agent name with one could forge a line in a log or a CSV."""
+
 
 @dataclass(frozen=True)
 class AttributeSpec:
@@ -393,6 +398,7 @@ def check_value(spec: AttributeSpec, value: object) -> object | None:
 
     Agent names may hold spaces ("Billing agent") but are bounded in length; codes,
     ids and key names may not, which keeps a sentence from passing for an identifier.
+    No string may hold a control character (`CONTROL_CHARS`).
     """
     t = spec.type
     if t == STR:
@@ -401,6 +407,8 @@ def check_value(spec: AttributeSpec, value: object) -> object | None:
         if spec.values is not None and value not in spec.values:
             return None
         if spec.code and not CODE_PATTERN.match(value):
+            return None
+        if CONTROL_CHARS.search(value):
             return None
         return value
     if t == INT:

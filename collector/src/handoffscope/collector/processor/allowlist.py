@@ -16,8 +16,17 @@ content.
 A span is refused whole — reported through OTLP `partial_success`, the rest of the export
 kept — when its name is not one of `semconv.SPAN_NAMES` (another instrumentation's span
 is not evidence and may well be all content), when it has no valid `handoff.run_id`
-(evidence that belongs to no run cannot be judged), or when its ids or timestamps are
-malformed. Attributes of spans refused for their name are not looked at, so not counted.
+(evidence that belongs to no run cannot be judged), when its ids or timestamps are
+malformed, or when it is dated outside the sane window: before 2000-01-01 or more than
+`--max-clock-skew-seconds` (default a day) ahead of the collector's clock. Attributes of
+spans refused for their name are not looked at, so not counted.
+
+Why refuse out-of-window spans rather than clamp them: a clamped time is a time nobody
+sent, and would still decide a verdict (a handoff "requested" in 2100 stays `in_flight`
+until then and tops every newest-first list; one dated near the end of int64 time made
+derived times overflow and failed its whole export, every retry). Refused, it is one
+counted reason in `partial_success` and `handoffscope_spans_refused_total{reason}`, and
+its neighbours in the export are stored.
 
 Output is column lists, one per `spans` column, ready for one Arrow table per export:
 building rows as dicts and converting later would cost a second pass.
@@ -26,6 +35,7 @@ building rows as dicts and converting later would cost a second pass.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +55,11 @@ OTHER_NAMES = "(other)"
 MAX_DROP_KEYS = 1000
 """Distinct (service, attribute) drop counters kept, so a sender inventing names cannot
 grow /metrics or the drops table without bound (openinference bounds its maps likewise)."""
+
+EARLIEST_NS = 946_684_800 * 1_000_000_000
+"""2000-01-01T00:00:00Z: no evidence span of this product can be older."""
+DEFAULT_MAX_CLOCK_SKEW_S = 86_400.0
+"""How far ahead of the collector's clock a span may end (a sender's clock may be off)."""
 
 _SERVICE_SPEC = sc.AttributeSpec(sc.SERVICE_NAME, sc.STR, max_len=sc.MAX_NAME_LEN)
 _SPAN_NAMES = frozenset(sc.SPAN_NAMES)
@@ -85,10 +100,11 @@ def compile_check(spec: sc.AttributeSpec) -> Callable[[object], object]:
 
             return check_code
         else:
+            control = sc.CONTROL_CHARS.search
 
             def check_text(value):
                 text = value.string_value
-                return text if text and len(text) <= max_len else None
+                return text if text and len(text) <= max_len and not control(text) else None
 
             return check_text
     if spec.type == sc.INT:
@@ -120,11 +136,23 @@ _PLAN = {
     name: (ATTRIBUTE_COLUMNS[name], compile_check(spec)) for name, spec in sc.ATTRIBUTES.items()
 }
 
-# why a span is refused -> sentence for partial_success.error_message
-_REFUSED_NAME = "name not in the handoff contract"
-_REFUSED_RUN_ID = f"no valid {sc.RUN_ID}"
-_REFUSED_IDS = "malformed trace_id/span_id (need 16 and 8 bytes, not all zero)"
-_REFUSED_TIME = "start/end time missing or beyond int64 nanoseconds"
+# Why a span is refused: a bounded code (label `reason` of handoffscope_spans_refused_total)
+# and the sentence partial_success.error_message says for it.
+REFUSED_NOT_EVIDENCE = "not_evidence"
+REFUSED_NO_RUN_ID = "no_run_id"
+REFUSED_MALFORMED_IDS = "malformed_ids"
+REFUSED_MALFORMED_TIME = "malformed_time"
+REFUSED_TIME_OUT_OF_WINDOW = "time_out_of_window"
+REFUSAL_SENTENCES = {
+    REFUSED_NOT_EVIDENCE: "name not in the handoff contract",
+    REFUSED_NO_RUN_ID: f"no valid {sc.RUN_ID}",
+    REFUSED_MALFORMED_IDS: "malformed trace_id/span_id (need 16 and 8 bytes, not all zero)",
+    REFUSED_MALFORMED_TIME: "start/end time missing or beyond int64 nanoseconds",
+    REFUSED_TIME_OUT_OF_WINDOW: (
+        "time before 2000-01-01 or too far ahead of the collector's clock "
+        "(--max-clock-skew-seconds)"
+    ),
+}
 
 
 @dataclass
@@ -142,13 +170,23 @@ class SpanBatch:
     """For partial_success; empty when nothing was refused."""
     drops: Counter = field(default_factory=Counter)
     """(service, attribute name) -> values dropped."""
+    refused: Counter = field(default_factory=Counter)
+    """Refusal reason code (REFUSED_*) -> spans refused for it."""
 
 
 class Allowlist:
     """Turns decoded exports into `SpanBatch`es. One per collector (it bounds drop labels)."""
 
-    def __init__(self, max_drop_keys: int = MAX_DROP_KEYS) -> None:
+    def __init__(
+        self,
+        max_drop_keys: int = MAX_DROP_KEYS,
+        *,
+        max_clock_skew_s: float = DEFAULT_MAX_CLOCK_SKEW_S,
+        clock: Callable[[], int] = time.time_ns,
+    ) -> None:
         self._max_drop_keys = max_drop_keys
+        self._max_skew_ns = int(max_clock_skew_s * 1e9)
+        self._clock = clock
         self._drop_keys: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
@@ -181,6 +219,8 @@ class Allowlist:
         refused: Counter = Counter()
         refused_names: list[str] = []
         kept = 0
+        # One reading of the clock per export: the window is the same for all its spans.
+        latest = min(self._clock() + self._max_skew_ns, _MAX_I64)
 
         for rs in request.resource_spans:
             service = _service_of(rs.resource.attributes)
@@ -195,7 +235,7 @@ class Allowlist:
                 for span in ss.spans:
                     name = span.name
                     if name not in _SPAN_NAMES:
-                        refused[_REFUSED_NAME] += 1
+                        refused[REFUSED_NOT_EVIDENCE] += 1
                         if len(refused_names) < 3:
                             refused_names.append(name[:64])
                         continue
@@ -207,12 +247,15 @@ class Allowlist:
                         or trace_id == _ZERO_TRACE
                         or span_id == _ZERO_SPAN
                     ):
-                        refused[_REFUSED_IDS] += 1
+                        refused[REFUSED_MALFORMED_IDS] += 1
                         continue
                     start = span.start_time_unix_nano
                     end = span.end_time_unix_nano
                     if not (0 < start <= _MAX_I64 and 0 < end <= _MAX_I64):
-                        refused[_REFUSED_TIME] += 1
+                        refused[REFUSED_MALFORMED_TIME] += 1
+                        continue
+                    if not (EARLIEST_NS <= start <= latest and EARLIEST_NS <= end <= latest):
+                        refused[REFUSED_TIME_OUT_OF_WINDOW] += 1
                         continue
                     # Values go straight into row `kept`; a refused span's row is
                     # cleared below and reused (refusals are rare, so this is cheaper
@@ -234,7 +277,7 @@ class Allowlist:
                             for kv in event.attributes:
                                 raw_drops[(service, kv.key)] += 1
                     if c_run_id[kept] is None:
-                        refused[_REFUSED_RUN_ID] += 1
+                        refused[REFUSED_NO_RUN_ID] += 1
                         for column in attribute_columns:
                             column[kept] = None
                         continue
@@ -260,6 +303,7 @@ class Allowlist:
             rejected=rejected,
             error_message=_refusal_message(refused, refused_names, total) if rejected else "",
             drops=drops,
+            refused=refused,
         )
 
 
@@ -281,8 +325,8 @@ def _service_of(resource_attributes) -> str:
 def _refusal_message(refused: Counter, names: list[str], total: int) -> str:
     parts = []
     for reason, n in refused.most_common():
-        text = f"{n} with {reason}"
-        if reason == _REFUSED_NAME:
+        text = f"{n} with {REFUSAL_SENTENCES[reason]}"
+        if reason == REFUSED_NOT_EVIDENCE:
             text += f" (got {', '.join(repr(x) for x in names)}; expected one of {', '.join(sc.SPAN_NAMES)})"
         parts.append(text)
     return f"refused {sum(refused.values())} of {total} spans: " + "; ".join(parts)

@@ -46,7 +46,7 @@ class UnsupportedEncoding(ValueError):
     """A Content-Encoding other than gzip, deflate or identity (HTTP 415)."""
 
 
-def inflate(body: bytes, encoding: str, limit: int) -> bytes:
+def inflate(body: bytes | bytearray, encoding: str, limit: int) -> bytes | bytearray:
     """Undo `Content-Encoding`; raise BodyTooLarge past `limit` bytes of output."""
     encoding = encoding.strip().lower()
     if encoding in ("", "identity"):
@@ -71,7 +71,7 @@ def inflate(body: bytes, encoding: str, limit: int) -> bytes:
     return out
 
 
-def parse_protobuf(body: bytes) -> ExportTraceServiceRequest:
+def parse_protobuf(body: bytes | bytearray) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(body)
@@ -97,7 +97,7 @@ def _hex_ids_to_base64(obj: dict) -> None:
             obj[field] = base64.b64encode(raw).decode("ascii")
 
 
-def parse_json(body: bytes) -> ExportTraceServiceRequest:
+def parse_json(body: bytes | bytearray) -> ExportTraceServiceRequest:
     try:
         doc = json.loads(body)
     except RecursionError:
@@ -129,7 +129,7 @@ def parse_json(body: bytes) -> ExportTraceServiceRequest:
     return request
 
 
-def parse(body: bytes, content_type: str) -> ExportTraceServiceRequest:
+def parse(body: bytes | bytearray, content_type: str) -> ExportTraceServiceRequest:
     if content_type == PROTOBUF:
         return parse_protobuf(body)
     if content_type == JSON:

@@ -5,7 +5,8 @@
 | protobuf or JSON export, committed | 200, `ExportTraceServiceResponse` in the request's encoding; `partial_success {rejected_spans, error_message}` when spans were refused (the rest are stored) |
 | body not decodable | 400 |
 | missing / wrong bearer token (when HANDOFFSCOPE_TOKEN is set) | 401 |
-| body over `--max-body-bytes` (by Content-Length, while reading, or once inflated) | 413 |
+| body over `--max-body-bytes` (by Content-Length, while reading, or once inflated) | 413, connection closed |
+| body would take the bytes being read past `--max-inflight-bytes` | 429 with `Retry-After`, connection closed |
 | Content-Type other than `application/x-protobuf` / `application/json`, or an unknown Content-Encoding | 415 |
 | writer queue full | 429 with `Retry-After` |
 | shutting down, or the commit failed | 503 with `Retry-After` |
@@ -13,6 +14,20 @@
 Every 4xx/5xx body is a `google.rpc.Status` (protobuf for protobuf requests, JSON
 otherwise) whose message says what is wrong. 429 and 503 are the codes OTLP exporters
 retry; the rest they do not, which is right: re-sending a malformed body cannot help.
+
+Memory. A body is read only once its size is reserved in the shared in-flight budget
+(`connections.InflightBytes`): up front by Content-Length, chunk by chunk for a chunked
+body; the reservation is held until the export is answered. Answers that leave the body
+unread close the connection, so the rest of it is not read only to be thrown away.
+
+Event loop. A body larger than `OFF_LOOP_BYTES` is inflated, decoded and allowlisted in a
+worker thread: a 16 MB OTLP/JSON body took the loop ~2 s, during which no other request
+(not even /healthz) was answered. Small ones stay on the loop, where the hop would cost
+more than the work.
+
+A client that disconnects mid-body is counted by the connection
+(`handoffscope_http_connections_closed_total{reason="client_disconnect"}`) and otherwise
+ignored: there is nobody to answer.
 """
 
 from __future__ import annotations
@@ -20,14 +35,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from concurrent.futures import Future
 
 from google.protobuf import json_format
 from google.rpc import code_pb2, status_pb2
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from handoffscope.collector import metrics as m
 from handoffscope.collector.auth import bearer_ok
+from handoffscope.collector.connections import RETRY_AFTER_S, InflightBytes
+from handoffscope.collector.processor.allowlist import SpanBatch
 from handoffscope.collector.receiver import decode
 from handoffscope.collector.receiver.export import (
     COMMIT_TIMEOUT_S,
@@ -38,6 +56,13 @@ from handoffscope.collector.receiver.export import (
 from handoffscope.collector.writer import QueueFull, WriterClosed
 
 PATH = "/v1/traces"
+OFF_LOOP_BYTES = 256 * 1024
+"""Bodies larger than this are decoded in a worker thread (see the module docstring)."""
+_CLOSE = {"Connection": "close"}
+
+
+class _NoBudget(Exception):
+    """The in-flight byte budget cannot take this body now (429, Retry-After)."""
 
 
 def _status_response(
@@ -55,25 +80,55 @@ def _status_response(
     return Response(body, status_code=http_status, media_type=content_type, headers=headers)
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    chunks = []
-    size = 0
+class _Reservation:
+    """Bytes of one request held in the in-flight budget, released when it is answered."""
+
+    def __init__(self, budget: InflightBytes) -> None:
+        self.budget = budget
+        self.held = 0
+
+    def take(self, n: int) -> None:
+        if not self.budget.try_acquire(n):
+            raise _NoBudget(
+                f"{self.budget.used} request bytes in flight (--max-inflight-bytes "
+                f"{self.budget.limit})"
+            )
+        self.held += n
+
+    def release(self) -> None:
+        self.budget.release(self.held)
+        self.held = 0
+
+
+async def _read_body(request: Request, limit: int, reservation: _Reservation) -> bytearray:
+    # One growing buffer, not a list of chunks joined at the end: the join would hold the
+    # body twice at its peak. Every decoder downstream takes a bytearray as it is.
+    body = bytearray()
     async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
+        if len(body) + len(chunk) > limit:
             raise decode.BodyTooLarge(f"body exceeds {limit} bytes (--max-body-bytes)")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        if len(body) + len(chunk) > reservation.held:
+            reservation.take(len(body) + len(chunk) - reservation.held)
+        body += chunk
+    return body
 
 
 class OTLPHTTPReceiver:
     """The `/v1/traces` endpoint (a Starlette endpoint: `receiver.export`)."""
 
-    def __init__(self, handler: ExportHandler, *, max_body_bytes: int, token: str) -> None:
+    def __init__(
+        self,
+        handler: ExportHandler,
+        *,
+        max_body_bytes: int,
+        token: str,
+        inflight: InflightBytes,
+    ) -> None:
         self.handler = handler
         self.metrics = handler.metrics
         self.max_body_bytes = max_body_bytes
         self.token = token
+        self.inflight = inflight
 
     def _answer(self, result: str, response: Response) -> Response:
         self.metrics.export_answered(m.HTTP, result)
@@ -104,20 +159,53 @@ class OTLPHTTPReceiver:
                     decode.JSON,
                 ),
             )
+        reservation = _Reservation(self.inflight)
+        try:
+            return await self._export(request, content_type, received_ns, reservation)
+        except ClientDisconnect:
+            # Counted by the connection (client_disconnect); nobody is left to answer.
+            return Response(status_code=400)
+        finally:
+            reservation.release()
+
+    async def _export(
+        self, request: Request, content_type: str, received_ns: int, reservation: _Reservation
+    ) -> Response:
         limit = self.max_body_bytes
+        encoding = request.headers.get("content-encoding", "")
         try:
             declared = int(request.headers.get("content-length", "0") or 0)
             if declared > limit:
                 raise decode.BodyTooLarge(
                     f"Content-Length {declared} exceeds {limit} bytes (--max-body-bytes)"
                 )
-            body = await _read_body(request, limit)
-            body = decode.inflate(body, request.headers.get("content-encoding", ""), limit)
-            export = decode.parse(body, content_type)
+            reservation.take(max(declared, 0))
+            body = await _read_body(request, limit, reservation)
+            if len(body) > OFF_LOOP_BYTES or encoding.strip() not in ("", "identity"):
+                batch, committed = await asyncio.to_thread(
+                    self._decode_and_accept, body, encoding, content_type, received_ns
+                )
+            else:
+                batch, committed = self._decode_and_accept(
+                    body, encoding, content_type, received_ns
+                )
+        except _NoBudget as exc:
+            return self._answer(
+                m.OVERLOADED,
+                _status_response(
+                    429,
+                    code_pb2.RESOURCE_EXHAUSTED,
+                    f"collector busy: {exc}; retry later",
+                    content_type,
+                    {"Retry-After": str(RETRY_AFTER_S), **_CLOSE},
+                ),
+            )
         except decode.BodyTooLarge as exc:
             return self._answer(
                 m.TOO_LARGE,
-                _status_response(413, code_pb2.RESOURCE_EXHAUSTED, str(exc), content_type),
+                _status_response(
+                    413, code_pb2.RESOURCE_EXHAUSTED, str(exc), content_type, dict(_CLOSE)
+                ),
             )
         except decode.UnsupportedEncoding as exc:
             return self._answer(
@@ -129,9 +217,6 @@ class OTLPHTTPReceiver:
                 m.BAD_REQUEST,
                 _status_response(400, code_pb2.INVALID_ARGUMENT, str(exc), content_type),
             )
-
-        try:
-            batch, committed = self.handler.accept(export, received_ns)
         except QueueFull as exc:
             return self._answer(
                 m.OVERLOADED,
@@ -162,6 +247,13 @@ class OTLPHTTPReceiver:
             body = json_format.MessageToJson(response, indent=None).encode()
         result = m.PARTIAL if batch.rejected else m.OK
         return self._answer(result, Response(body, media_type=content_type))
+
+    def _decode_and_accept(
+        self, body: bytearray, encoding: str, content_type: str, received_ns: int
+    ) -> tuple[SpanBatch, Future | None]:
+        """Inflate, decode, allowlist and queue (on the loop or in a worker thread)."""
+        export = decode.parse(decode.inflate(body, encoding, self.max_body_bytes), content_type)
+        return self.handler.accept(export, received_ns)
 
     def _unavailable(self, message: str, content_type: str) -> Response:
         return self._answer(

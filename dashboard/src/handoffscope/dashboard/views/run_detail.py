@@ -10,8 +10,6 @@ runs in the sidebar's window to pick from.
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import streamlit as st
 
@@ -80,9 +78,10 @@ def _pick_run() -> str | None:
 def _header(run: client.RunDetail) -> None:
     s = run.summary
     verdict = s.get("verdict")
-    # HTML for the badge, so the run id is escaped by hand (no backticks to break out of).
+    # HTML for the badge (our own markup); the run id is inert Markdown like every value
+    # from the wire — inside raw <code> Markdown would still be parsed.
     st.markdown(
-        f"### <code>{html.escape(style.text(s.get('run_id')))}</code> {layout.verdict_badge(verdict)}",
+        f"### {style.md(s.get('run_id'))} {layout.verdict_badge(verdict)}",
         unsafe_allow_html=True,
     )
     step = style.md(s.get("next_step")) or style.next_step(verdict)
