@@ -1,18 +1,21 @@
 """One collector process: store, health engine, writer, both receivers, the HTTP app.
 
 `run(settings)` opens the DuckDB file (applying schema steps), installs and loads the
-health engine, starts the writer thread, the OTLP/gRPC server and the HTTP server
-(uvicorn + Starlette) that serves, on one port:
+health engine, starts the writer thread, the judge thread (verdicts behind the
+acknowledgement, `judge.py`), the OTLP/gRPC server and the HTTP server (uvicorn +
+Starlette) that serves, on one port:
 
 - `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`);
-- `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored"}`, no auth;
+- `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored",
+  "judge_lag_seconds", "judge_pending_commits"}`, no auth;
 - `GET /metrics` — Prometheus text (`metrics.py`);
 - `/api/v1/*`, `/openapi.json`, `/docs` — the query API (`api.py`), reading through
   `store.cursor()`.
 
 It prints one startup line once everything listens (ports, db path, auth on/off) and,
 on SIGTERM or Ctrl-C: stops accepting, lets in-flight exports finish (they wait for their
-commit), commits whatever is queued, checkpoints and closes the file, prints a closing
+commit), commits whatever is queued, lets the judge catch up with it, checkpoints and
+closes the file, prints a closing
 line and exits 0. A second Ctrl-C skips waiting for HTTP clients, never the final commit.
 """
 
@@ -36,6 +39,7 @@ from starlette.routing import Route
 from handoffscope.collector.api import api_routes
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.judge import Judge
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.processor.allowlist import Allowlist
 from handoffscope.collector.receiver import otlp_http
@@ -45,6 +49,9 @@ from handoffscope.collector.settings import CollectorSettings
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.writer import Writer
 from handoffscope.instrumentation import semconv as sc
+
+JUDGE_DEGRADED_S = 60.0
+"""/healthz says "degraded" once the oldest unjudged commit is older than this."""
 
 log = logging.getLogger("handoffscope.collector")
 
@@ -64,6 +71,7 @@ class Collector:
     engine: object
     metrics: Metrics
     writer: Writer
+    judge: Judge
     handler: ExportHandler
     app: object
     """The ASGI app: OTLP/HTTP receiver, /healthz, /metrics and the query API."""
@@ -73,9 +81,11 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
     """Wire metrics, writer, receivers' handler and the HTTP app; start nothing."""
     metrics = Metrics()
     metrics.engine_stats = lambda: dict(getattr(engine, "stats", {}))
+    judge = Judge(store, engine, retention_days=settings.retention_days)
+    metrics.judge_lag = lambda: (judge.lag_seconds(), judge.pending_commits)
     writer = Writer(
         store,
-        engine,
+        judge,
         metrics,
         queue_batches=settings.queue_batches,
         retention_days=settings.retention_days,
@@ -87,12 +97,24 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
 
     async def healthz(request: Request) -> Response:
         ok = writer.alive
+        lag = judge.lag_seconds()
+        if not ok:
+            status = "writer stopped"
+        elif not judge.alive:
+            status = "degraded: judge stopped"
+        elif judge.failing or lag > JUDGE_DEGRADED_S:
+            status = "degraded: verdicts behind"
+        else:
+            status = "ok"
         return JSONResponse(
             {
-                "status": "ok" if ok else "writer stopped",
+                "status": status,
                 "schema_version": sc.SCHEMA_VERSION,
                 "store_version": store.store_version,
                 "spans_stored": writer.spans_stored,
+                # Verdicts trail the acknowledgement (collector/judge.py): how far.
+                "judge_lag_seconds": round(lag, 3),
+                "judge_pending_commits": judge.pending_commits,
             },
             status_code=200 if ok else 503,
         )
@@ -119,6 +141,7 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         engine=engine,
         metrics=metrics,
         writer=writer,
+        judge=judge,
         handler=handler,
         app=BearerAuth(app, settings.token) if settings.token else app,
     )
@@ -199,6 +222,7 @@ def run(settings: CollectorSettings) -> int:
         require_outcome=settings.require_outcome,
     )
     writer: Writer | None = None
+    judge: Judge | None = None
     grpc_server = None
     http_sock = None
     try:
@@ -206,7 +230,9 @@ def run(settings: CollectorSettings) -> int:
         engine.load(store.con)
         parts = assemble(settings, store, engine)
         writer = parts.writer
+        judge = parts.judge
         writer.start()
+        judge.start()
         grpc_server, grpc_port = start_grpc_server(
             OTLPGRPCReceiver(parts.handler, token=settings.token),
             settings.host,
@@ -249,6 +275,8 @@ def run(settings: CollectorSettings) -> int:
             http_sock.close()
         if writer is not None:
             writer.close()
+        if judge is not None:
+            judge.close()
         stored = writer.spans_stored if writer is not None else 0
         store.close()
     _say(f"handoffscope collector stopped: {stored} spans in {store.path.resolve()}; file closed")
