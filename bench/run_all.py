@@ -53,6 +53,11 @@ BENCHES: dict[str, tuple[str, list[str], str]] = {
         [],
         "app-thread cost with the collector down / slow / 503 vs healthy",
     ),
+    "notify": (
+        "bench_notify.py",
+        [],
+        "ingest throughput while notifying a webhook that answers 500 / hangs vs no --notify",
+    ),
 }
 
 

@@ -62,6 +62,12 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "queue_batches": ("3", "4"),
         "memory_limit": ("1GB", "2GB"),
         "log_level": ("debug", "error"),
+        "metrics_top": ("5", "7"),
+        "notify": ("http://a.example/hook http://b.example/x#format=slack", "http://c.example/y"),
+        "notify_config": ("/tmp/routes.json", "/tmp/other.json"),
+        "notify_poll_seconds": ("1", "0.5"),
+        "notify_stuck_factor": ("2", "4"),
+        "dashboard_url": ("http://dash.example:8501", "https://dash.example"),
     }
     assert set(samples) == {s.name for s in SETTINGS if s.flag}
     for s in SETTINGS:
@@ -69,11 +75,22 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
             continue
         from_env, from_flag = samples[s.name]
         env = {s.env_var: from_env}
-        assert getattr(parse_args([], environ=env), s.name) == s.type(from_env), s.name
+        if s.repeatable:  # whitespace-separated in the variable; the flag replaces them
+            expected_env: object = tuple(s.type(v) for v in from_env.split())
+            expected_flag: object = (s.type(from_flag),)
+        else:
+            expected_env, expected_flag = s.type(from_env), s.type(from_flag)
+        assert getattr(parse_args([], environ=env), s.name) == expected_env, s.name
         flagged = parse_args([s.flag, from_flag], environ=env)
-        assert getattr(flagged, s.name) == s.type(from_flag), s.name
+        assert getattr(flagged, s.name) == expected_flag, s.name
     token = parse_args([], environ={"HANDOFFSCOPE_TOKEN": "abc"})
     assert token.token == "abc" and token.auth
+    secrets = parse_args(
+        [], environ={"HANDOFFSCOPE_NOTIFY_SECRET": "k", "HANDOFFSCOPE_NOTIFY_TOKEN": "t"}
+    )
+    assert (secrets.notify_secret, secrets.notify_token) == ("k", "t")
+    repeated = parse_args(["--notify", "http://a.example/1", "--notify", "http://b.example/2"])
+    assert repeated.notify == ("http://a.example/1", "http://b.example/2")
 
 
 def test_bad_values_are_refused_with_the_reason(capsys) -> None:

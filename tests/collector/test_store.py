@@ -58,7 +58,7 @@ def test_spans_columns_are_exactly_the_contract(tmp_path: Path) -> None:
     expected = dict(FIXED)
     for name, spec in sc.ATTRIBUTES.items():
         expected[name.replace(".", "_")] = EXPECTED_TYPES[spec.type]
-    # The writer adds the group commit's number as it inserts (the judge's mark, step 7).
+    # The writer adds the group commit's number as it inserts (the judge's mark, step 8).
     assert columns == {**expected, "commit_seq": "BIGINT"}
     # The Arrow schema the writer builds agrees, name for name, in the same order.
     assert SPAN_SCHEMA.names == list(expected)
@@ -137,6 +137,7 @@ def test_insert_new_spans_skips_what_is_stored_even_after_reopening(tmp_path: Pa
 
 def test_every_sql_file_holds_one_statement_with_a_comment() -> None:
     files = sorted(SQL_DIR.glob("*.sql")) + sorted(DDL_DIR.glob("*.sql"))
+    files += sorted((SQL_DIR / "notify").glob("*.sql"))
     assert len(files) >= 10
     for path in files:
         text = path.read_text()
@@ -147,3 +148,16 @@ def test_every_sql_file_holds_one_statement_with_a_comment() -> None:
         assert not re.search(r"\{\w*\}|%s", code), f"{path.name}: bind parameters, never format"
     listed = (DDL_DIR / "_order").read_text().split()
     assert sorted(listed) == sorted(p.name for p in DDL_DIR.glob("*.sql"))
+
+
+def test_notifications_table_is_the_notifier_row_record(tmp_path: Path) -> None:
+    from handoffscope.collector.notify.notifier import NOTIFICATION_SCHEMA, NotificationRow
+
+    store = DuckDBStore(tmp_path / "n.duckdb")
+    try:
+        columns = columns_of(store.con, "notifications")
+    finally:
+        store.close()
+    assert list(columns) == list(NotificationRow._fields) == NOTIFICATION_SCHEMA.names
+    arrow_to_duckdb = {"string": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER"}
+    assert columns == {f.name: arrow_to_duckdb[str(f.type)] for f in NOTIFICATION_SCHEMA}

@@ -8,6 +8,7 @@ expect a clean exit.
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -45,10 +46,11 @@ def test_demo_shows_every_verdict(tmp_path: Path) -> None:
     demo = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
     api = f"http://127.0.0.1:{http_port}"
     seen: set[str] = set()
+    notified: set[str] = set()
     try:
         deadline = time.monotonic() + DEADLINE_S
         with httpx.Client(base_url=api, timeout=10) as client:
-            while time.monotonic() < deadline and seen != set(EXPECTED):
+            while time.monotonic() < deadline and (seen != set(EXPECTED) or not notified):
                 assert demo.poll() is None, (tmp_path / "demo.log").read_text()
                 for verdict in set(EXPECTED) - seen:
                     try:
@@ -57,6 +59,17 @@ def test_demo_shows_every_verdict(tmp_path: Path) -> None:
                         break  # still starting
                     if resp.status_code == 200 and resp.json()["runs"]:
                         seen.add(verdict)
+                try:
+                    resp = client.get("/api/v1/approvals")
+                except httpx.TransportError:
+                    resp = None
+                if resp is not None and resp.status_code == 200:
+                    notified |= {
+                        n["event"]
+                        for a in resp.json()["approvals"]
+                        for n in a["notifications"]
+                        if n["status"] == "sent"
+                    }
                 time.sleep(1)
             weekly = client.get("/api/v1/review/weekly").json()
     finally:
@@ -69,3 +82,8 @@ def test_demo_shows_every_verdict(tmp_path: Path) -> None:
     assert "backfill: 80/80 runs" in output
     assert sum(w["handoffs"] for w in weekly["weeks"]) > 0  # history for the weekly review
     assert "unavailable" not in output  # both framework scenario modules loaded
+    # The demo's own receiver got the collector's signed notifications, and the API (so
+    # the dashboard) shows them as sent.
+    assert notified, output[-3000:]
+    received = re.search(r"demo: (\d+) notifications received", output)
+    assert received and int(received.group(1)) > 0, output[-3000:]

@@ -24,9 +24,14 @@ def otelcol() -> dict:
     return yaml.safe_load((ROOT / "deploy" / "otelcol-config.yaml").read_text())
 
 
+ALERT_SERVICES = {"prometheus", "alertmanager"}
+
+
 def test_services_and_images() -> None:
     services = compose()["services"]
-    assert set(services) == {"otel-collector", "collector", "dashboard", "demo-traffic"}
+    default = {n for n, s in services.items() if not s.get("profiles")}
+    assert default == {"otel-collector", "collector", "dashboard", "demo-traffic"}
+    assert set(services) - default == ALERT_SERVICES
     assert services["otel-collector"]["image"].startswith("otel/opentelemetry-collector-contrib:")
     assert services["collector"]["build"] == "."
     assert (ROOT / "Dockerfile").is_file()
@@ -91,3 +96,29 @@ def test_otelcol_filter_keeps_exactly_the_contract_spans() -> None:
         assert re.match(pattern, name), name
     for other in ("openai.response", "handoff.runner", "chat gpt-4o"):
         assert not re.match(pattern, other), other
+
+
+def test_alerts_profile_runs_prometheus_and_alertmanager_against_the_collector() -> None:
+    services = compose()["services"]
+    for name in ALERT_SERVICES:
+        svc = services[name]
+        assert svc["profiles"] == ["alerts"], name  # optional: `--profile alerts`
+        assert all(p.startswith("127.0.0.1:") for p in svc["ports"]), name  # loopback only
+        conf_dir = svc["volumes"][0].split(":")
+        assert (ROOT / conf_dir[0]).is_dir(), name
+        config = cmd_value_prefix(svc["command"], "--config.file=")
+        assert config.startswith(conf_dir[1] + "/")
+        assert (ROOT / conf_dir[0] / config.rsplit("/", 1)[1]).is_file(), name
+    prom = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    (job,) = prom["scrape_configs"]
+    assert job["job_name"] == "handoffscope"  # the rules' up{job="handoffscope"}
+    assert job["metrics_path"] == "/metrics"
+    assert job["static_configs"][0]["targets"] == ["collector:4318"]  # the collector service
+    am = prom["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"]
+    assert am == ["alertmanager:9093"]
+    assert (ROOT / "deploy" / "prometheus" / prom["rule_files"][0]).is_file()
+    assert set(services["prometheus"]["depends_on"]) == {"collector", "alertmanager"}
+
+
+def cmd_value_prefix(cmd: list[str], prefix: str) -> str:
+    return next(a for a in cmd if a.startswith(prefix))[len(prefix) :]

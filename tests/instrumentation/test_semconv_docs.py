@@ -15,6 +15,7 @@ def _contract_strings() -> set[str]:
     names |= set(sc.PRECEDENCE) | set(sc.RUN_STATUSES) | set(sc.REJECTION_REASONS)
     names |= set(sc.WAIT_DECISIONS) | set(sc.OUTCOME_RESULTS) | set(sc.BOUNDARIES)
     names |= {sc.BOUNDARY_PROGRESS, sc.BOUNDARY_WAIT}
+    names |= set(sc.NOTIFY_EVENTS)
     return names
 
 

@@ -10,6 +10,10 @@ OpenAI Agents SDK runs and LangGraph graphs through the real adapters (offline, 
 plus runs reported through the plain recorder — support / billing / refund / escalation
 agents, mostly healthy, with every failure kind recurring at a believable rate.
 
+The collector's notifications (docs/alerts.md) go to a small receiver the demo runs
+itself (`receiver.py`): the dashboard's Approvals and Run detail pages say who was
+notified and when, and the terminal counts what arrived.
+
 `--traffic-only` sends traffic to an existing collector (docker-compose's demo service).
 """
 
@@ -19,6 +23,7 @@ import argparse
 import importlib
 import os
 import random
+import secrets
 import signal
 import sys
 import tempfile
@@ -32,6 +37,7 @@ from handoffscope.instrumentation import HandoffRecorder, configure, stats
 
 from .backfill import backfill
 from .processes import Child, DemoError, collector_child, dashboard_child, wait_http
+from .receiver import DemoReceiver
 
 FRAMEWORK_MODULES = ("handoffscope.demo.openai_scenarios", "handoffscope.demo.langgraph_scenarios")
 RECORDER_MODULE = "handoffscope.demo.recorder_scenarios"
@@ -203,16 +209,30 @@ def main(argv: list[str] | None = None) -> int:
     endpoint = args.otlp_endpoint or api
     provider = None
     quiet = None
+    hooks: DemoReceiver | None = None
     try:
         if not args.traffic_only:
+            # The collector's notifications go to a receiver of our own (docs/alerts.md),
+            # so the dashboard shows "owner notified …" and the terminal counts them.
+            secret = secrets.token_hex(16)
+            hooks = DemoReceiver(args.host, secret)
+            hooks.start()
             col = collector_child(
-                args.db, args.host, args.http_port, args.grpc_port, args.grace_seconds
+                args.db,
+                args.host,
+                args.http_port,
+                args.grpc_port,
+                args.grace_seconds,
+                notify=hooks.url + "#rate=5&burst=10",
+                notify_secret=secret,
+                dashboard_url=f"http://{args.host}:{args.dashboard_port}",
             )
             col.start(str(logdir / "collector.log"))
             children.append(col)
             print(
                 f"collector: starting on {api} (OTLP/HTTP + API), gRPC :{args.grpc_port}, db {args.db}"
             )
+            print(f"notifications: collector posts to the demo's receiver at {hooks.url}")
             wait_http(f"{api}/healthz", col, 60)
             if not args.no_dashboard:
                 dash = dashboard_child(api, args.host, args.dashboard_port)
@@ -269,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                 snap = stats.snapshot()
                 print(
                     f"  live: {traffic.runs} runs, {snap['spans_emitted']} spans sent, {snap['spans_dropped']} dropped"
+                    + (f"; {hooks.summary()}" if hooks else "")
                 )
                 last_report = t0
             time.sleep(max(0.0, interval - (time.monotonic() - t0)))
@@ -287,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
                 p.shutdown()
         for c in reversed(children):
             c.stop()
+        if hooks is not None:
+            print(f"demo: {hooks.summary()}")
+            hooks.close()
 
 
 def _stored(api: str, token: str | None) -> int:

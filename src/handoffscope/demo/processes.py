@@ -63,7 +63,19 @@ def wait_http(url: str, child: Child, timeout: float, token: str | None = None) 
     raise DemoError(f"the {child.name} did not answer {url} within {timeout:.0f} s (see its log)")
 
 
-def collector_child(db: str, host: str, http_port: int, grpc_port: int, grace: float) -> Child:
+def collector_child(
+    db: str,
+    host: str,
+    http_port: int,
+    grpc_port: int,
+    grace: float,
+    *,
+    notify: str = "",
+    notify_secret: str = "",
+    dashboard_url: str = "",
+) -> Child:
+    extra = ["--notify", notify, "--dashboard-url", dashboard_url] if notify else []
+    env = {"HANDOFFSCOPE_NOTIFY_SECRET": notify_secret} if notify_secret else {}
     return Child(
         "collector",
         [
@@ -81,7 +93,9 @@ def collector_child(db: str, host: str, http_port: int, grpc_port: int, grace: f
             str(grpc_port),
             "--grace-seconds",
             str(grace),
+            *extra,
         ],
+        env,
     )
 
 

@@ -70,6 +70,7 @@ LIVE_RUNS_LIMIT = 200
 RUN_SPANS_LIMIT = 5000
 """At most this many spans in a run's timeline (a runaway run must not flood the page)."""
 FAILURES = list(sc.FAILURE_VERDICTS)
+NOTIFY_EVENTS = list(sc.NOTIFY_EVENTS)
 NS_PER_HOUR = 3600 * NS
 NS_PER_DAY = 24 * NS_PER_HOUR
 EDGE_RUNS = 20
@@ -260,8 +261,34 @@ def handoff_json(
     return out
 
 
-def approval_json(row: dict[str, Any], now: int) -> dict[str, Any]:
+def notification_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "event": row["event"],
+        "handoff_id": row["handoff_id"],
+        "destination": row["destination"],
+        "status": row["status"],
+        "attempts": row["attempts"],
+        "created_at": iso(row["created_ns"]),
+        "sent_at": iso(row["sent_ns"]),
+    }
+
+
+def notifications_by_run(cur, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """What the notifier recorded for these runs (notifications.sql), per run, oldest first."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    if run_ids:
+        for r in _rows(cur, "notifications", {"run_ids": run_ids, "events": NOTIFY_EVENTS}):
+            out[r["run_id"]].append(notification_json(r))
+    return out
+
+
+def approval_json(
+    row: dict[str, Any], now: int, notified: dict[str, list[dict[str, Any]]] | None = None
+) -> dict[str, Any]:
     verdict = row["verdict_now"]
+    notifications = [
+        n for n in (notified or {}).get(row["run_id"], []) if n["handoff_id"] == row["handoff_id"]
+    ]
     return {
         "run_id": row["run_id"],
         "handoff_id": row["handoff_id"],
@@ -279,6 +306,7 @@ def approval_json(row: dict[str, Any], now: int) -> dict[str, Any]:
         "state_persisted": row["state_persisted"],
         "decision": row["decision"],
         "checkpointed_at": iso(row["checkpointed_ns"]),
+        "notifications": notifications,
     }
 
 
@@ -478,6 +506,7 @@ class QueryAPI:
                 {**key, "now": now, "lo": r["first_seen_ns"], "hi": r["last_seen_ns"]},
             )
             waits = _rows(cur, "run_waits", {**key, "now": now})
+            notified = notifications_by_run(cur, [run_id])
             spans = []
             if r["min_received_ns"] is not None:
                 spans = _rows(
@@ -519,7 +548,8 @@ class QueryAPI:
                     for s in spans
                     if s["outcome_result"] is not None
                 ],
-                waits=[approval_json(w, now) for w in waits],
+                waits=[approval_json(w, now, notified) for w in waits],
+                notifications=notified.get(run_id, []),
                 handoffs=handoff_list,
                 spans=[span_json(s) for s in spans],
             )
@@ -638,7 +668,9 @@ class QueryAPI:
         }
 
         def read(cur):
-            return {"approvals": [approval_json(r, now) for r in _rows(cur, "approvals", params)]}
+            rows = _rows(cur, "approvals", params)
+            notified = notifications_by_run(cur, list({r["run_id"] for r in rows}))
+            return {"approvals": [approval_json(r, now, notified) for r in rows]}
 
         return read
 

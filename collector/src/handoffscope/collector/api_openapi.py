@@ -94,6 +94,19 @@ HANDOFF_PROPS: dict[str, Any] = {
     "unobserved": STRS,
 }
 
+NOTIFICATION = _obj(
+    {
+        "event": {"type": "string", "enum": list(sc.NOTIFY_EVENTS)},
+        "handoff_id": NSTR,
+        "destination": STR,
+        "status": {"type": "string", "enum": ["pending", "sent", "failed"]},
+        "attempts": INT,
+        "created_at": TIME,
+        "sent_at": TIME,
+    }
+)
+NOTIFICATIONS = {"type": "array", "items": {"$ref": "#/components/schemas/Notification"}}
+
 APPROVAL = _obj(
     {
         "run_id": STR,
@@ -115,6 +128,7 @@ APPROVAL = _obj(
         "state_persisted": NBOOL,
         "decision": NSTR,
         "checkpointed_at": TIME,
+        "notifications": NOTIFICATIONS,
     }
 )
 
@@ -148,6 +162,7 @@ SCHEMAS: dict[str, Any] = {
     ),
     "HandoffListItem": _obj({"run_id": STR, "service": NSTR, **HANDOFF_PROPS}),
     "Approval": APPROVAL,
+    "Notification": NOTIFICATION,
     "Span": _obj(
         {
             "name": STR,
@@ -190,6 +205,7 @@ SCHEMAS: dict[str, Any] = {
                 ),
             },
             "waits": {"type": "array", "items": {"$ref": "#/components/schemas/Approval"}},
+            "notifications": NOTIFICATIONS,
             "handoffs": {"type": "array", "items": {"$ref": "#/components/schemas/HandoffDetail"}},
             "spans": {"type": "array", "items": {"$ref": "#/components/schemas/Span"}},
         }

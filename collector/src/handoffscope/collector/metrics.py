@@ -17,6 +17,10 @@ Names (docs/api.md):
 | `handoffscope_engine_<name>_total` | counter | the health engine's own counters (`HealthEngine.stats`) |
 | `process_resident_memory_bytes` | gauge | the collector's RSS |
 
+Other parts add their own families through `Metrics.families` (callables returning text
+lines, rendered after these): the health gauges and counters (`health.py`) and the
+notifier's (`notify/notifier.py`).
+
 Rejected, duplicate, stored and dropped are counted when an export's commit succeeds, so an
 export answered 429 and retried is not counted twice. The counters start at zero with the
 process, as Prometheus counters do; the `drops` table keeps the all-time totals.
@@ -81,6 +85,8 @@ class Metrics:
         """The health engine's own counters, rendered as handoffscope_engine_<name>_total."""
         self.judge_lag: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
         """(seconds the oldest unjudged commit has waited, commits not judged yet)."""
+        self.families: list[Callable[[], list[str]]] = []
+        """More families, each a callable returning Prometheus text lines (HELP, TYPE, samples)."""
 
     def inc(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -157,6 +163,8 @@ class Metrics:
         for name, value in sorted(self.engine_stats().items()):
             full = f"handoffscope_engine_{name}_total"
             out += [f"# TYPE {full} counter", f"{full} {value}"]
+        for family in self.families:
+            out += family()
         rss = _resident_bytes()
         if rss is not None:
             out += [

@@ -8,9 +8,13 @@ Starlette) that serves, on one port:
 - `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`);
 - `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored",
   "judge_lag_seconds", "judge_pending_commits"}`, no auth;
-- `GET /metrics` — Prometheus text (`metrics.py`);
+- `GET /metrics` — Prometheus text (`metrics.py`, with the health families of `health.py`);
 - `/api/v1/*`, `/openapi.json`, `/docs` — the query API (`api.py`), reading through
   `store.cursor()`.
+
+With `--notify` or `--notify-config` it also runs the notifier (`notify/notifier.py`), a
+background thread that reads the derived tables and posts to webhooks; it stops before
+the store closes.
 
 It prints one startup line once everything listens (ports, db path, auth on/off) and,
 on SIGTERM or Ctrl-C: stops accepting, lets in-flight exports finish (they wait for their
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -39,8 +44,12 @@ from starlette.routing import Route
 from handoffscope.collector.api import api_routes
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.judge import Judge
 from handoffscope.collector.metrics import Metrics
+from handoffscope.collector.notify.notifier import Notifier
+from handoffscope.collector.notify.routing import RoutingError
+from handoffscope.collector.notify.routing import load as load_routing
 from handoffscope.collector.processor.allowlist import Allowlist
 from handoffscope.collector.receiver import otlp_http
 from handoffscope.collector.receiver.export import COMMIT_TIMEOUT_S, ExportHandler
@@ -119,8 +128,14 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
             status_code=200 if ok else 503,
         )
 
+    health = HealthMetrics(store, grace_seconds=settings.grace_seconds, top=settings.metrics_top)
+    metrics.families.append(health.render)
+
     async def metrics_text(request: Request) -> Response:
-        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+        # In the thread pool: the health families read the store (a few small queries,
+        # cached), which must not hold up the event loop that serves OTLP/HTTP.
+        text = await run_in_threadpool(metrics.render)
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     routes = [
         Route(otlp_http.PATH, receiver.export, methods=["POST"]),
@@ -211,6 +226,11 @@ def _say(line: str) -> None:
 def run(settings: CollectorSettings) -> int:
     """Run the collector until SIGTERM / Ctrl-C; return the process exit code."""
     try:
+        routing = load_routing(settings)
+    except RoutingError as exc:
+        print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
+        return 2
+    try:
         store = DuckDBStore(settings.db, memory_limit=settings.memory_limit or None)
     except StoreError as exc:
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
@@ -223,6 +243,7 @@ def run(settings: CollectorSettings) -> int:
     )
     writer: Writer | None = None
     judge: Judge | None = None
+    notifier: Notifier | None = None
     grpc_server = None
     http_sock = None
     try:
@@ -233,6 +254,18 @@ def run(settings: CollectorSettings) -> int:
         judge = parts.judge
         writer.start()
         judge.start()
+        if routing:
+            notifier = Notifier(
+                store,
+                routing,
+                grace_seconds=settings.grace_seconds,
+                stuck_factor=settings.notify_stuck_factor,
+                dashboard_url=settings.dashboard_url,
+                poll_seconds=settings.notify_poll_seconds,
+                retention_days=settings.retention_days,
+            )
+            notifier.start()
+            parts.metrics.families.append(notifier.render)
         grpc_server, grpc_port = start_grpc_server(
             OTLPGRPCReceiver(parts.handler, token=settings.token),
             settings.host,
@@ -257,6 +290,7 @@ def run(settings: CollectorSettings) -> int:
             f"handoffscope collector ready: http=http://{host}:{http_port} "
             f"grpc={host}:{grpc_port} db={store.path.resolve()} "
             f"auth={'on' if settings.auth else 'off'} spans={writer.spans_stored} "
+            f"notify={len(routing.destinations)} "
             f"(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
             f"Ctrl-C or SIGTERM to stop)"
         )
@@ -273,6 +307,8 @@ def run(settings: CollectorSettings) -> int:
             grpc_server.stop(0)
         if http_sock is not None:
             http_sock.close()
+        if notifier is not None:
+            notifier.close()  # before the store closes: it records the outcomes it knows
         if writer is not None:
             writer.close()
         if judge is not None:

@@ -6,14 +6,19 @@ over the variable, the variable over the default. `docs/configuration.md` carrie
 `render_markdown_table()` prints, and a test keeps the two equal — so adding a setting here
 is the whole job of documenting it (regenerate with `python -m handoffscope.collector.settings`).
 
-`HANDOFFSCOPE_TOKEN` has no flag on purpose: a secret on the command line is visible to
-every user of the machine through `ps`.
+`HANDOFFSCOPE_TOKEN`, `HANDOFFSCOPE_NOTIFY_SECRET` and `HANDOFFSCOPE_NOTIFY_TOKEN` have
+no flag on purpose: a secret on the command line is visible to every user of the machine
+through `ps`.
+
+A repeatable setting (`--notify URL`) is given once per value on the command line; its
+environment variable holds the values separated by whitespace (URLs cannot contain any).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
@@ -33,6 +38,8 @@ class Setting:
     metavar: str = "VALUE"
     env: str = ""
     """Environment variable; derived from the flag when empty."""
+    repeatable: bool = False
+    """Given once per value (`action="append"`); the value is a tuple, default `()`."""
 
     @property
     def env_var(self) -> str:
@@ -61,6 +68,17 @@ def _non_negative_float(text: str) -> float:
     if not value >= 0:  # also refuses NaN
         raise ValueError(f"must be >= 0, got {text}")
     return value
+
+
+def _url(text: str) -> str:
+    value = text.strip()
+    if not re.match(r"^https?://[^\s/]+", value):
+        raise ValueError(f"must be an http:// or https:// URL, got {text!r}")
+    return value
+
+
+def _optional_url(text: str) -> str:
+    return _url(text) if text.strip() else ""
 
 
 def _log_level(text: str) -> str:
@@ -171,12 +189,80 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="LEVEL",
     ),
     Setting(
+        "metrics_top",
+        "--metrics-top",
+        _positive_int,
+        20,
+        "Health metrics on /metrics label at most this many services and this many edges "
+        "(the busiest); the rest are summed under `other`.",
+        metavar="N",
+    ),
+    Setting(
+        "notify",
+        "--notify",
+        _url,
+        (),
+        "Webhook that receives every notification event as JSON (repeatable). Add "
+        "`#format=slack` for a Slack-compatible body; docs/alerts.md lists the other options.",
+        metavar="URL",
+        repeatable=True,
+    ),
+    Setting(
+        "notify_config",
+        "--notify-config",
+        str,
+        "",
+        "JSON file of notification destinations and routes by owner, service and event "
+        "(docs/alerts.md).",
+        metavar="PATH",
+    ),
+    Setting(
+        "notify_poll_seconds",
+        "--notify-poll-seconds",
+        _non_negative_float,
+        2.0,
+        "How often the notifier reads the derived tables for new events.",
+        metavar="SECONDS",
+    ),
+    Setting(
+        "notify_stuck_factor",
+        "--notify-stuck-factor",
+        _non_negative_float,
+        3.0,
+        "A run in flight silent for longer than this many grace windows is notified as `run_stuck`.",
+        metavar="N",
+    ),
+    Setting(
+        "dashboard_url",
+        "--dashboard-url",
+        _optional_url,
+        "",
+        "Base URL of the dashboard; notifications link to `<URL>/run_detail?run_id=<id>` (no link when unset).",
+        metavar="URL",
+    ),
+    Setting(
         "token",
         None,
         str,
         "",
         "Bearer token; when set, /v1/traces, gRPC Export, /metrics and /api/v1/* require `Authorization: Bearer <token>` (/healthz stays open).",
         env="HANDOFFSCOPE_TOKEN",
+    ),
+    Setting(
+        "notify_secret",
+        None,
+        str,
+        "",
+        "Key for the `X-Handoffscope-Signature-256` header (HMAC-SHA256 of the body) on `--notify` posts.",
+        env="HANDOFFSCOPE_NOTIFY_SECRET",
+    ),
+    Setting(
+        "notify_token",
+        None,
+        str,
+        "",
+        "Bearer token sent as `Authorization: Bearer <token>` on `--notify` posts.",
+        env="HANDOFFSCOPE_NOTIFY_TOKEN",
     ),
 )
 
@@ -196,7 +282,19 @@ class CollectorSettings:
     queue_batches: int = 64
     memory_limit: str = "160MB"
     log_level: str = "info"
+    metrics_top: int = 20
+    notify: tuple[str, ...] = ()
+    notify_config: str = ""
+    notify_poll_seconds: float = 2.0
+    notify_stuck_factor: float = 3.0
+    dashboard_url: str = ""
     token: str = ""
+    notify_secret: str = ""
+    notify_token: str = ""
+
+    @property
+    def notifying(self) -> bool:
+        return bool(self.notify or self.notify_config)
 
     @property
     def auth(self) -> bool:
@@ -227,7 +325,8 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
             "environment variable shown beside it."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=f"Environment only: {_token_setting().env_var} - {_token_setting().help}",
+        epilog="Environment only: "
+        + "; ".join(f"{s.env_var} - {s.help}" for s in SETTINGS if s.flag is None),
     )
     for s in SETTINGS:
         if s.flag is None:
@@ -235,9 +334,21 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         default = s.default
         if s.env_var in env:
             try:
-                default = s.type(env[s.env_var])
+                default = _from_env(s, env[s.env_var])
             except ValueError as exc:
                 parser.error(f"{s.env_var}={env[s.env_var]!r}: {exc}")
+        if s.repeatable:
+            parser.add_argument(
+                s.flag,
+                dest=s.name,
+                type=_argparse_type(s),
+                action="append",
+                default=None,
+                metavar=s.metavar,
+                help=f"{s.help} [env {s.env_var}, whitespace-separated; default none]",
+            )
+            parser.set_defaults(**{f"_{s.name}_env": default})
+            continue
         parser.add_argument(
             s.flag,
             dest=s.name,
@@ -247,6 +358,12 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
             help=f"{s.help} [env {s.env_var}; default {_shown(s.default)}]",
         )
     return parser
+
+
+def _from_env(s: Setting, text: str) -> object:
+    if s.repeatable:
+        return tuple(s.type(part) for part in text.split())
+    return s.type(text)
 
 
 def _argparse_type(s: Setting) -> Callable[[str], object]:
@@ -271,17 +388,20 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-def _token_setting() -> Setting:
-    return next(s for s in SETTINGS if s.name == "token")
-
-
 def parse_args(
     argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> CollectorSettings:
     env = os.environ if environ is None else environ
     ns = build_parser(env).parse_args(argv)
     values = vars(ns)
-    values["token"] = env.get(_token_setting().env_var, "")
+    for s in SETTINGS:
+        if s.repeatable:
+            # The flag, when given, replaces the variable's values (the flag wins).
+            from_env = values.pop(f"_{s.name}_env")
+            given = values[s.name]
+            values[s.name] = tuple(given) if given is not None else from_env
+        elif s.flag is None:
+            values[s.name] = env.get(s.env_var, s.default)
     return CollectorSettings(**values)
 
 

@@ -197,7 +197,7 @@ LOOP_COLUMNS = ["run_id", "service", "cycle", "repeats", "turns", "status", "las
 APPROVAL_COLUMNS = [
     "run_id", "handoff_id", "service", "owner", "reason", "deadline", "seconds_left",
     "verdict", "verdict_label", "missing", "resume_token_id", "state_persisted",
-    "checkpointed_at",
+    "checkpointed_at", "notifications",
 ]  # fmt: skip
 FALSE_COMPLETION_COLUMNS = [
     "run_id", "service", "final_agent", "ended_at", "outcome_result", "verifier",
@@ -252,6 +252,8 @@ class RunDetail:
     outcomes: pd.DataFrame
     waits: pd.DataFrame
     spans: pd.DataFrame
+    notifications: list[dict[str, Any]]
+    """What the collector's notifier sent about this run (docs/api.md, Notification)."""
 
 
 @dataclass
@@ -351,7 +353,8 @@ def _run(api: str, token: str | None, run_id: str) -> RunDetail:
     summary = {
         k: v
         for k, v in body.items()
-        if k not in ("path", "loop_cycle", "handoffs", "outcomes", "waits", "spans")
+        if k
+        not in ("path", "loop_cycle", "handoffs", "outcomes", "waits", "spans", "notifications")
     }
     for key in ("started_at", "ended_at", "last_seen_at"):
         ts = pd.to_datetime(summary.get(key), utc=True, format="ISO8601", errors="coerce")
@@ -364,6 +367,7 @@ def _run(api: str, token: str | None, run_id: str) -> RunDetail:
         outcomes=frame(_list(body, "outcomes", path), OUTCOME_COLUMNS),
         waits=frame(_list(body, "waits", path), APPROVAL_COLUMNS),
         spans=frame(_list(body, "spans", path), SPAN_COLUMNS),
+        notifications=_list(body, "notifications", path),
     )
 
 

@@ -376,7 +376,7 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(OUTCOME_RECEIPT_ID, STR, code=True),
         _spec(GEN_AI_AGENT_NAME, STR, max_len=MAX_NAME_LEN),
         _spec(GEN_AI_CONVERSATION_ID, STR, code=True),
-        # Added in store step 4 (new columns go last, as ALTER TABLE appends them).
+        # Added in store steps 4-6 (new columns go last, as ALTER TABLE appends them).
         _spec(RUN_OUTCOME_REQUIRED, BOOL),
         _spec(KIND, STR, values=KINDS),
         _spec(UNOBSERVED, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
@@ -423,3 +423,27 @@ def check_value(spec: AttributeSpec, value: object) -> object | None:
                 return None
         return tuple(value)
     return None
+
+
+# --- notification events (collector → webhooks; docs/alerts.md) --------------------------
+# Not span names: what the collector's notifier posts when a verdict asks a person to act.
+# Each names the moment, not the verdict, because one verdict can start several (a wait is
+# checkpointed, then goes overdue).
+
+NOTIFY_WAIT_CHECKPOINTED: Final = "wait_checkpointed"
+"""A wait was checkpointed with all five facts: tell its owner (routed by `wait.owner`)."""
+NOTIFY_APPROVAL_OVERDUE: Final = "approval_overdue"
+"""The wait's deadline passed without a decision: escalate to the owner."""
+NOTIFY_WAIT_UNCERTAIN: Final = "wait_uncertain"
+"""A wait lacks an owner, reason, future deadline, resume token or persisted state."""
+NOTIFY_RUN_LOOPING: Final = "run_looping"
+"""A run repeats work without progress."""
+NOTIFY_RUN_STUCK: Final = "run_stuck"
+"""A run in flight has been silent for longer than N × the grace window."""
+NOTIFY_EVENTS: Final = (
+    NOTIFY_WAIT_CHECKPOINTED,
+    NOTIFY_APPROVAL_OVERDUE,
+    NOTIFY_WAIT_UNCERTAIN,
+    NOTIFY_RUN_LOOPING,
+    NOTIFY_RUN_STUCK,
+)

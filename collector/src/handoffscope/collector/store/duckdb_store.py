@@ -3,15 +3,20 @@
 One collector process owns one file. DuckDB is single-writer across processes (while the
 collector holds the file read-write, no other process can open it, not even read-only),
 so everything outside this process reads through the query API. Inside the process, the
-writer thread uses `DuckDBStore.con` and nothing else writes; readers (the query API, the
-health endpoints) take `store.cursor()`, a connection of their own to the same database,
-and see the last committed state (DuckDB's MVCC).
+writer thread uses `DuckDBStore.con` and is the only writer of every table but one;
+readers (the query API, the health endpoints) take `store.cursor()`, a connection of
+their own to the same database, and see the last committed state (DuckDB's MVCC). The
+exception is `notifications`, which the notifier thread alone writes through a cursor of
+its own (never inside the writer's transaction; the writer never touches that table, so
+the two never conflict).
 
 Tables (DDL in `sql/ddl/`, applied in the order of `sql/ddl/_order`):
 
 - `spans`: one row per accepted evidence span; fixed columns plus ONE typed column per
   contract attribute (`semconv.ATTRIBUTES`, '.' -> '_'). See `sql/ddl/0002_spans.sql`.
 - `drops`: attributes the allowlist removed, counted per (service, attribute name).
+- `notifications`: what the notifier sent (or will resend) per event and destination,
+  so a restart does not send twice (`sql/ddl/0007_notifications.sql`, docs/alerts.md).
 - `meta`: `store_version` and `semconv_version` stamps.
 
 Versions and upgrades (docs/storage.md): every DDL file is a numbered step
@@ -235,7 +240,7 @@ class DuckDBStore:
         """Insert the rows of `incoming` not stored yet; return exactly those rows.
 
         `incoming` must be free of duplicates within itself (the writer sees to that).
-        `commit_seq` numbers the group commit, for the judge (store step 7).
+        `commit_seq` numbers the group commit, for the judge (store step 8).
         """
         if incoming.num_rows == 0:
             return incoming

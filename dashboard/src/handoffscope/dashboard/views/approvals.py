@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard import charts, client, layout, notified, style
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Approvals")
@@ -52,6 +52,7 @@ with layout.guard():
             ", ".join(m) if isinstance(m, list) and m else "" for m in waits["missing"]
         ]
         view["Safe next step"] = [style.next_step(v) for v in waits["verdict"]]
+        view["Notified"] = [notified.summary(n) for n in waits["notifications"]]
         view["Run"] = [layout.run_url(r) for r in waits["run_id"]]
         view["Service"] = waits["service"].to_numpy()
         view["Checkpointed"] = [style.clock(t) for t in waits["checkpointed_at"]]

@@ -15,7 +15,7 @@ import html
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard import charts, client, layout, notified, style
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Run detail")
@@ -232,10 +232,13 @@ def _outcomes_and_waits(run: client.RunDetail) -> None:
                         "Owner": w["owner"].fillna("— none —").to_numpy(),
                         "Reason": w["reason"].fillna("— none —").to_numpy(),
                         "Time left": [style.time_left(s) for s in w["seconds_left"]],
+                        "Notified": [notified.summary(n) for n in w["notifications"]],
                     }
                 ),
                 verdict_columns=("Status",),
             )
+        if run.notifications:
+            st.caption(f"Notifications: {notified.summary(run.notifications)}")
 
 
 with layout.guard():

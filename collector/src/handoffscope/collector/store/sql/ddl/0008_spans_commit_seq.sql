@@ -1,4 +1,4 @@
--- Store step 7: the group commit that stored each span (1, 2, 3, ... per file). The judge
+-- Store step 8: the group commit that stored each span (1, 2, 3, ... per file). The judge
 -- reads the spans of the commits after its mark (`meta.judge_mark`) and judges them
 -- behind the acknowledgement (collector/judge.py). Spans stored before this step are NULL:
 -- the engine judged them inside their own commit.

@@ -1,0 +1,276 @@
+"""Health as metrics: what the Live board and the Approvals page show, for Prometheus.
+
+`HealthMetrics(store, grace_seconds=..., top=...)` renders these families on `/metrics`
+(docs/api.md lists them; a test keeps that list equal to what is served):
+
+| metric | type | meaning |
+|---|---|---|
+| `handoffscope_runs_in_flight{service}` | gauge | runs with no terminal status and evidence in the last 24 h |
+| `handoffscope_runs_stuck{service}` | gauge | of those, silent for longer than the grace window, with no open wait |
+| `handoffscope_runs_looping{service}` | gauge | of those, runs whose handoffs loop |
+| `handoffscope_approvals_overdue{service}` | gauge | open waits past their deadline |
+| `handoffscope_approvals_uncertain{service}` | gauge | open waits missing one of the five wait facts |
+| `handoffscope_approvals_waiting{service}` | gauge | open waits with every fact and a deadline ahead |
+| `handoffscope_handoffs_total{service,from_agent,to_agent,verdict}` | counter | settled handoffs by verdict |
+| `handoffscope_rejections_total{service,reason}` | counter | rejected handoffs by reason (`route` or the contract's rejection reason) |
+| `handoffscope_health_age_seconds` | gauge | how old the figures above are (they are cached) |
+
+Every figure comes from the derived tables through the same SQL shape as the query API
+(`health_runs.sql` is `live_runs.sql` counted, `health_waits.sql` is `approvals.sql`
+counted), so `/metrics` and `/api/v1/live` or `/api/v1/approvals` agree; the counters
+come from the rollups the control-flow and weekly-review views read, never from a scan
+of `handoffs`. One computation serves every scrape for `ttl` seconds: a scrape runs a
+few small queries on a reader cursor (MVCC, beside the writer), and a burst of scrapes
+runs them once.
+
+Cardinality is bounded: the `top` busiest services get their own `service` label and
+the rest are summed under `other`; likewise the `top` busiest edges keep their agents,
+every other edge of a service is `from_agent="other",to_agent="other"`. The chosen
+services and edges stay chosen for the life of the process (a label never moves to
+`other` and back), and the counters only go up: a rollup row that shrinks (retention
+deleting old days) is not subtracted, as Prometheus expects of a counter. `verdict` and
+`reason` take their values from semconv (`PRECEDENCE`, `REJECTION_REASONS`): every
+verdict has a sample for each edge that has handoffs, and every reason one for each
+labelled service, zeros included, so a rule's `rate()` has a series from the first
+scrape. Gauges have a sample for every labelled service and `other`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from handoffscope.instrumentation import semconv as sc
+
+from .store.duckdb_store import SQL_DIR, load_sql
+
+log = logging.getLogger(__name__)
+
+QUERY_SQL = SQL_DIR / "query"
+NS = 1_000_000_000
+WINDOW_S = 24 * 3600
+"""Runs in flight are those with evidence in this window (the API's default window)."""
+OTHER = "other"
+UNKNOWN = "unknown"
+"""Label value for a service or agent the evidence did not name."""
+ROUTE_REASON = "route"
+REJECTION_REASONS = (ROUTE_REASON, *sc.REJECTION_REASONS)
+
+GAUGES = {
+    "runs_in_flight": "Runs with no terminal status and evidence in the last 24 h.",
+    "runs_stuck": "Runs in flight silent for longer than the grace window, with no open wait.",
+    "runs_looping": "Runs in flight whose handoffs loop.",
+    "approvals_overdue": "Open waits past their deadline.",
+    "approvals_uncertain": "Open waits missing an owner, reason, future deadline, resume token or persisted state.",
+    "approvals_waiting": "Open waits with every fact present and a deadline ahead.",
+}
+WAIT_GAUGES = {
+    sc.APPROVAL_OVERDUE: "approvals_overdue",
+    sc.WAIT_UNCERTAIN: "approvals_uncertain",
+    sc.WAITING_ON_APPROVAL: "approvals_waiting",
+}
+FAMILIES = (
+    *(f"handoffscope_{g}" for g in GAUGES),
+    "handoffscope_handoffs_total",
+    "handoffscope_rejections_total",
+    "handoffscope_health_age_seconds",
+)
+"""Every family this module renders (docs/api.md lists them)."""
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(**labels: str) -> str:
+    return ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+
+
+def _name(value: str | None) -> str:
+    return value if value else UNKNOWN
+
+
+class _TopSet:
+    """The first `limit` keys offered, busiest first; once in, a key stays in."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.members: set[Any] = set()
+
+    def admit(self, counts: dict[Any, int]) -> None:
+        for key, _ in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+            if len(self.members) >= self.limit:
+                return
+            self.members.add(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.members
+
+
+class _Monotone:
+    """Counters fed with totals read from a rollup; only increases are added.
+
+    Starts at the stored total (so a restarted collector reports what the file knows,
+    and Prometheus' reset handling sees a rise, not a fall).
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[Any, int] = {}
+        self._value: dict[Any, int] = {}
+
+    def update(self, totals: dict[Any, int]) -> None:
+        for key, total in totals.items():
+            last = self._last.get(key)
+            if last is None:
+                self._value[key] = max(total, 0)
+            elif total > last:
+                self._value[key] += total - last
+            self._last[key] = total
+
+    def get(self, key: Any) -> int:
+        return self._value.get(key, 0)
+
+    def keys(self) -> Iterable[Any]:
+        return self._value.keys()
+
+
+class HealthMetrics:
+    """The health families of `/metrics`, computed at most once per `ttl` seconds."""
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        grace_seconds: float,
+        top: int,
+        ttl: float = 5.0,
+        clock: Callable[[], int] = time.time_ns,
+    ) -> None:
+        self.store = store
+        self.grace_ns = int(grace_seconds * NS)
+        self.ttl_ns = int(ttl * NS)
+        self.clock = clock
+        self._services = _TopSet(top)
+        self._edges = _TopSet(top)
+        self._handoffs = _Monotone()
+        self._rejections = _Monotone()
+        self._lock = threading.Lock()
+        self._lines: list[str] = []
+        self._computed_ns: int | None = None
+
+    # --- reading ---------------------------------------------------------------------
+
+    def _read(self, cur: Any, name: str, params: dict[str, Any]) -> list[tuple]:
+        return cur.execute(load_sql(name, QUERY_SQL), params).fetchall()
+
+    def _service(self, service: str | None) -> str:
+        s = _name(service)
+        return s if s in self._services else OTHER
+
+    def compute(self, now: int) -> list[str]:
+        cur = self.store.cursor()
+        try:
+            runs = self._read(
+                cur,
+                "health_runs",
+                {
+                    "since": now - WINDOW_S * NS,
+                    "stuck_before": now - self.grace_ns,
+                    "started": sc.RUN_STATUS_STARTED,
+                },
+            )
+            waits = self._read(cur, "health_waits", {"now": now})
+            handoffs = self._read(cur, "health_handoffs", {})
+            rejections = self._read(cur, "health_rejections", {})
+        finally:
+            cur.close()
+
+        per_service: dict[str, int] = defaultdict(int)
+        for service, _f, _t, _v, n in handoffs:
+            per_service[_name(service)] += n
+        for service, *_rest in runs:
+            per_service.setdefault(_name(service), 0)
+        for service, _v, _n in waits:
+            per_service.setdefault(_name(service), 0)
+        self._services.admit(dict(per_service))
+        edges: dict[tuple[str, str, str], int] = defaultdict(int)
+        for service, f, t, _v, n in handoffs:
+            edges[(_name(service), _name(f), _name(t))] += n
+        self._edges.admit(dict(edges))
+
+        gauges: dict[str, dict[str, int]] = {g: defaultdict(int) for g in GAUGES}
+        for service, in_flight, stuck, looping in runs:
+            s = self._service(service)
+            gauges["runs_in_flight"][s] += in_flight
+            gauges["runs_stuck"][s] += stuck
+            gauges["runs_looping"][s] += looping
+        for service, verdict, n in waits:
+            gauge = WAIT_GAUGES.get(verdict)
+            if gauge is not None:
+                gauges[gauge][self._service(service)] += n
+
+        handoff_totals: dict[tuple[str, str, str, str], int] = defaultdict(int)
+        for service, f, t, verdict, n in handoffs:
+            edge = (_name(service), _name(f), _name(t))
+            s = self._service(service)
+            f, t = (edge[1], edge[2]) if edge in self._edges else (OTHER, OTHER)
+            handoff_totals[(s, f, t, verdict)] += n
+        self._handoffs.update(dict(handoff_totals))
+        rejection_totals: dict[tuple[str, str], int] = defaultdict(int)
+        for service, reason, n in rejections:
+            rejection_totals[(self._service(service), reason)] += n
+        self._rejections.update(dict(rejection_totals))
+
+        services = sorted(self._services.members) + [OTHER]
+        out: list[str] = []
+        for gauge, help_ in GAUGES.items():
+            full = f"handoffscope_{gauge}"
+            out += [f"# HELP {full} {help_}", f"# TYPE {full} gauge"]
+            out += [f"{full}{{{_labels(service=s)}}} {gauges[gauge].get(s, 0)}" for s in services]
+        full = "handoffscope_handoffs_total"
+        out += [
+            f"# HELP {full} Settled handoffs by service, edge (busiest; others summed) and verdict.",
+            f"# TYPE {full} counter",
+        ]
+        edge_keys = sorted({k[:3] for k in self._handoffs.keys()})  # noqa: SIM118 (not a dict)
+        for s, f, t in edge_keys:
+            for verdict in sc.PRECEDENCE:
+                n = self._handoffs.get((s, f, t, verdict))
+                labels = _labels(service=s, from_agent=f, to_agent=t, verdict=verdict)
+                out.append(f"{full}{{{labels}}} {n}")
+        full = "handoffscope_rejections_total"
+        out += [
+            f"# HELP {full} Rejected handoffs (route_rejected, contract_rejected) by service and reason.",
+            f"# TYPE {full} counter",
+        ]
+        for s in services:
+            for reason in REJECTION_REASONS:
+                n = self._rejections.get((s, reason))
+                out.append(f"{full}{{{_labels(service=s, reason=reason)}}} {n}")
+        return out
+
+    def render(self) -> list[str]:
+        """The families as Prometheus text lines; recomputed when older than `ttl`."""
+        with self._lock:
+            now = self.clock()
+            if self._computed_ns is None or now - self._computed_ns >= self.ttl_ns:
+                try:
+                    self._lines = self.compute(now)
+                    self._computed_ns = now
+                except Exception:
+                    # The rest of /metrics still answers (a failed scrape would page as
+                    # "collector down"); the age gauge shows the figures going stale.
+                    log.warning("health metrics: computing failed", exc_info=True)
+                    if self._computed_ns is None:
+                        return []
+            age = (now - self._computed_ns) / NS
+            return [
+                *self._lines,
+                "# HELP handoffscope_health_age_seconds Age of the cached health figures.",
+                "# TYPE handoffscope_health_age_seconds gauge",
+                f"handoffscope_health_age_seconds {age:.3f}",
+            ]

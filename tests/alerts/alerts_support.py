@@ -1,0 +1,249 @@
+"""Helpers for the alert tests (fixtures live in tests/alerts/conftest.py).
+
+- `Receiver`: a REAL local HTTP server (stdlib `ThreadingHTTPServer` on a free port)
+  that records every POST (arrival time, headers, body) and answers from a script:
+  `Receiver(answers=[500, 500])` answers 500 twice, then 200; `"hang"` holds the
+  request open longer than any notify timeout the tests set, then answers 200.
+- `Evidence(sender, run_id, t0)`: evidence spans of one run with times relative to `t0`.
+- `until(fetch, ok, timeout)`: the one way to wait for something the collector does on
+  its own time (poll, never sleep-and-hope).
+- `need_binary(name)`: the path of a Debian binary (promtool, prometheus…); a missing one
+  skips on a workstation and FAILS under CI (`CI` set), which installs them (.ci/run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from handoffscope.instrumentation import semconv as sc
+
+S = 10**9
+HANG_S = 3.0
+
+
+def until(fetch: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 60.0) -> Any:
+    """Poll `fetch` until `ok` holds; fail the test with the last answer otherwise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = fetch()
+        if ok(got):
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s; last: {got!r}"[:4000])
+        time.sleep(0.2)
+
+
+def need_binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        reason = (
+            f"{name} not installed (Debian: apt-get install prometheus prometheus-alertmanager)"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(f"cannot run under CI: {reason}")
+        pytest.skip(reason)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Post:
+    at: float
+    """time.monotonic() at arrival."""
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    answer: Any
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class Receiver:
+    """A real webhook receiver on 127.0.0.1; `.url`, `.posts`, `.events()`."""
+
+    def __init__(self, answers: list[Any] | None = None) -> None:
+        self.answers = list(answers or [])
+        self.posts: list[Post] = []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                length = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(length)
+                with receiver._lock:
+                    answer = receiver.answers.pop(0) if receiver.answers else 200
+                    receiver.posts.append(
+                        Post(time.monotonic(), self.path, dict(self.headers), body, answer)
+                    )
+                if answer == "hang":
+                    time.sleep(HANG_S)
+                    answer = 200
+                self.send_response(int(answer))
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def snapshot(self) -> list[Post]:
+        with self._lock:
+            return list(self.posts)
+
+    def events(self, *, only_ok: bool = True) -> list[dict[str, Any]]:
+        """Every event of the generic-JSON posts answered 200, in arrival order."""
+        posts = self.snapshot()
+        return [e for p in posts if not only_ok or p.answer == 200 for e in p.json()["events"]]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Evidence:
+    """Evidence spans of one run, recorded on an OTLPSender, times relative to `t0` (ns)."""
+
+    def __init__(self, sender: Any, run_id: str, t0: int) -> None:
+        self.sender, self.run_id, self.t0 = sender, run_id, t0
+
+    def span(self, name: str, hid: str | None = None, *, at: float = 0.0, **attrs: Any) -> Any:
+        a = {sc.RUN_ID: self.run_id, **({sc.HANDOFF_ID: hid} if hid else {}), **attrs}
+        start = self.t0 + int(at * S)
+        return self.sender.emit(name, a, start_time=start, end_time=start + S // 100)
+
+    def started(self, *, at: float = 0.0) -> Any:
+        return self.span(sc.SPAN_RUN, at=at, **{sc.RUN_STATUS: sc.RUN_STATUS_STARTED})
+
+    def ended(self, status: str = sc.RUN_STATUS_COMPLETED, *, at: float = 5.0) -> Any:
+        return self.span(sc.SPAN_RUN, at=at, **{sc.RUN_STATUS: status})
+
+    def handoff(
+        self, hid: str, frm: str, to: str, *, at: float = 0.0, fp: str = "fp1", sv: int = 1
+    ) -> None:
+        self.span(
+            sc.SPAN_REQUEST,
+            hid,
+            at=at,
+            **{
+                sc.FROM_AGENT: frm,
+                sc.TO_AGENT: to,
+                sc.ROUTE_DECLARED: True,
+                sc.FINGERPRINT: fp,
+                sc.STATE_VERSION: sv,
+            },
+        )
+        self.span(sc.SPAN_ACCEPT, hid, at=at + 0.1, **{sc.DESTINATION_STARTED: True})
+
+    def rejected(self, hid: str, frm: str, to: str, reason: str, *, at: float = 0.0) -> None:
+        self.span(
+            sc.SPAN_REQUEST,
+            hid,
+            at=at,
+            **{sc.FROM_AGENT: frm, sc.TO_AGENT: to, sc.ROUTE_DECLARED: True},
+        )
+        self.span(
+            sc.SPAN_ACCEPT,
+            hid,
+            at=at + 0.1,
+            **{sc.DESTINATION_STARTED: False, sc.REJECTION_REASON: reason},
+        )
+
+    def wait(
+        self,
+        hid: str,
+        *,
+        deadline_ns: int | None,
+        owner: str | None = "ops-lead",
+        at: float = 0.2,
+    ) -> Any:
+        a = {
+            sc.WAIT_OWNER: owner,
+            sc.WAIT_REASON: "refund_over_limit",
+            sc.WAIT_RESUME_TOKEN_ID: "tok-1",
+            sc.WAIT_STATE_PERSISTED: True,
+            sc.WAIT_DEADLINE: deadline_ns,
+        }
+        return self.span(sc.SPAN_WAIT, hid, at=at, **{k: v for k, v in a.items() if v is not None})
+
+    def loop(self, *, at: float = 0.0) -> None:
+        """A → B → A → B with the same fingerprint and state: the engine's loop."""
+        self.handoff("l1", "planner", "coder", at=at)
+        self.handoff("l2", "coder", "planner", at=at + 0.2)
+        self.handoff("l3", "planner", "coder", at=at + 0.4)
+        self.handoff("l4", "coder", "planner", at=at + 0.6)
+
+
+def samples(text: str, name: str) -> dict[frozenset, float]:
+    """Every sample of family `name` in Prometheus text, keyed by its label set."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            series, _, value = line.rpartition(" ")
+            out[frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', series))] = float(value)
+    return out
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """One sample (labels matched exactly), 0 when absent."""
+    return samples(text, name).get(frozenset(labels.items()), 0.0)
+
+
+class Daemon:
+    """A real Prometheus or Alertmanager process in a temp dir; stopped by `close()`."""
+
+    def __init__(self, name: str, cmd: list[str], url: str, workdir: Any) -> None:
+        import subprocess
+
+        self.name, self.url = name, url
+        self.log_path = workdir / f"{name}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 (open for the process's life)
+        self.proc = subprocess.Popen(cmd, cwd=workdir, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def get(self, path: str, **params: Any) -> Any:
+        import httpx
+
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.name} exited:\n{self.log()}")
+        try:
+            r = httpx.get(self.url + path, params=params, timeout=10)
+        except httpx.TransportError:
+            return None
+        return r.json() if r.status_code == 200 else None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
