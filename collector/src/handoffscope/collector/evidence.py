@@ -285,12 +285,19 @@ class HandoffState:
         return self.wait_first_ns is not None and self.vals[_WAIT_DECISION] is None
 
     def evidence(
-        self, run_id: str, wait: HandoffState | None = None, decision: str | None = None
+        self,
+        run_id: str,
+        wait: HandoffState | None = None,
+        fallback: HandoffState | None = None,
     ) -> HandoffEvidence:
         """The merged evidence; a handoff's wait facts come from `wait` (its latest wait),
-        a wait's own from itself; `decision` is one a token-less decision span gave it."""
+        a wait's own from itself; facts it lacks come from `fallback`, the token-less wait
+        spans of the same handoff (see RunState.loose)."""
         v = self.vals
         w = (wait or self).vals
+        if fallback is not None:
+            fb = fallback.vals
+            w = [x if x is not None or j not in _WAIT_SLOTS else fb[j] for j, x in enumerate(w)]
         return HandoffEvidence(
             run_id=run_id,
             handoff_id=self.handoff_id or "",
@@ -317,7 +324,7 @@ class HandoffState:
             wait_deadline_ns=w[F["wait_deadline_ns"]],
             wait_resume_token_id=w[F["wait_resume_token_id"]],
             wait_state_persisted=w[F["wait_state_persisted"]],
-            wait_decision=w[_WAIT_DECISION] or decision,
+            wait_decision=w[_WAIT_DECISION],
         )
 
 
@@ -335,9 +342,7 @@ _TURN, _FP, _SV, _CLAIMS, _KIND = (
     F["kind"],
 )
 _WAIT_DECISION = F["wait_decision"]
-_CHECKPOINT_FACTS = tuple(
-    F[f] for f in ("wait_owner", "wait_reason", "wait_deadline_ns", "wait_state_persisted")
-)
+_WAIT_SLOTS = frozenset(F[f] for f, _ in WAIT_ATTRIBUTES.values())
 
 
 class RunState:
@@ -394,23 +399,21 @@ class RunState:
         return max(waits, key=lambda w: (w.wait_first_ns or 0, w.token or ""))
 
     def loose(self, w: HandoffState) -> bool:
-        """A decision span without a resume token, beside waits that have one: it decides
-        those waits (checkpointed before it), and is no wait of its own."""
-        if w.token is not None or w.vals[_WAIT_DECISION] is None:
-            return False
-        if any(w.vals[j] is not None for j in _CHECKPOINT_FACTS):
+        """Wait spans without a resume token, beside waits that have one: no wait of their
+        own — their facts (a decision, a deadline restated) fill in what the token-bearing
+        waits checkpointed before them lack."""
+        if w.token is not None:
             return False
         return any(k[0] == w.handoff_id and k[1] is not None for k in self.waits)
 
-    def decided_by_loose(self, w: HandoffState) -> str | None:
-        if w.token is None or w.vals[_WAIT_DECISION] is not None:
+    def fallback(self, w: HandoffState) -> HandoffState | None:
+        """The loose facts that apply to wait `w` (None: none)."""
+        if w.token is None:
             return None
         loose = self.waits.get((w.handoff_id, None))
-        if loose is None or not self.loose(loose):
-            return None
-        if (loose.wait_first_ns or 0) < (w.wait_first_ns or 0):
-            return None  # decided before this wait was checkpointed: not this one
-        return loose.vals[_WAIT_DECISION]
+        if loose is None or (loose.wait_first_ns or 0) < (w.wait_first_ns or 0):
+            return None  # stated before this wait was checkpointed: not about this one
+        return loose
 
 
 def _merge_run(vals: dict, field: str, rule: int, value, start: int, end: int) -> None:
@@ -823,18 +826,25 @@ class VerificationPolicy:
 _NO_POLICY = VerificationPolicy()
 
 
+def _open(wait: HandoffState, fallback: HandoffState | None) -> bool:
+    """The wait is checkpointed and no decision is known for it."""
+    if not wait.wait_open:
+        return False
+    return fallback is None or fallback.vals[_WAIT_DECISION] is None
+
+
 def _judge(
     h: HandoffState,
     run_id: str,
     ctx: tuple,
     grace_seconds: float,
     wait: HandoffState | None,
-    decision: str | None = None,
+    fallback: HandoffState | None = None,
 ) -> HandoffEvidence | None:
     """(Re)judge a handoff in its run context; None when the cached verdict still holds."""
     if not h.dirty and ctx == h.ctx:
         return None
-    ev = h.evidence(run_id, wait, decision)
+    ev = h.evidence(run_id, wait, fallback)
     _seq, ev.loop, claims_done, outcome, _service, ev.run_stopped, ev.run_status = ctx[:7]
     if claims_done:
         ev.claims_done, ev.outcome_result = True, outcome
@@ -891,21 +901,21 @@ def evaluate_run(
     for seq, h in enumerate(ordered):
         v = h.vals
         wait = run.latest_wait(h)
-        decision = run.decided_by_loose(wait) if wait is not None else None
+        fallback = run.fallback(wait) if wait is not None else None
         own = outcome_summary(h.outcomes)[0] if h.outcomes else None
         lp = h.handoff_id in looping
         if claim and h is last:
             # The run's completion claim lands on its last handoff, judged by the
             # run's verifiers (outcomes without handoff.id belong to the run).
             ctx = (seq + 1, lp, True, run_result, service, stopped, status, wait)
-        elif v[_CLAIMS] and wait is not None and wait.wait_open and decision is None:
+        elif v[_CLAIMS] and wait is not None and _open(wait, fallback):
             ctx = (seq + 1, lp, True, own, service, stopped, status, wait)
             dest_false_claim = dest_false_claim or own != sc.OUTCOME_PASS
         else:
             ctx = (seq + 1, lp, False, own, service, stopped, status, wait)
-        ctx = (*ctx, decision)
+        ctx = (*ctx, fallback)
         views.append(
-            HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds, wait, decision))
+            HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds, wait, fallback))
         )
         unobserved.update(v[F["unobserved"]] or ())
         if (v[_KIND] or sc.KIND_HANDOFF) != sc.KIND_HANDOFF:
@@ -939,7 +949,7 @@ def evaluate_run(
         if run.loose(w):
             continue
         if w.dirty:
-            ev = w.evidence(run.run_id, decision=run.decided_by_loose(w))
+            ev = w.evidence(run.run_id, fallback=run.fallback(w))
             h = run.handoffs.get(w.handoff_id) if w.handoff_id is not None else None
             if h is not None:
                 ev.from_agent, ev.to_agent = h.vals[_FROM], h.vals[_TO]
