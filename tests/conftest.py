@@ -183,9 +183,28 @@ class CollectorProcess:
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def get(self, path: str, *, token: str | None = None, **params: Any) -> httpx.Response:
+        if path.startswith("/api/"):
+            self.judged()
         return httpx.get(
             self.http_endpoint + path, params=params, headers=self.headers(token), timeout=30
         )
+
+    def judged(self, timeout: float = 60.0) -> None:
+        """Wait until every acknowledged span is judged (verdicts trail the ack: judge.py).
+
+        Not a timing assertion: the query API answers from what is judged, so a test that
+        reads verdicts right after an export waits here first; if the judge never catches
+        up, the test's own assertions say what is missing.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                health = httpx.get(self.http_endpoint + "/healthz", timeout=30).json()
+            except (httpx.HTTPError, ValueError):
+                return  # not up (or a test of a broken collector): nothing to wait for
+            if not health.get("judge_pending_commits"):
+                return
+            time.sleep(0.02)
 
     def api(self, path: str, **params: Any) -> Any:
         """GET a JSON endpoint (with the token, if any); raise on a non-2xx answer."""

@@ -1,8 +1,8 @@
 """A full writer queue answers 429 / RESOURCE_EXHAUSTED with Retry-After; a closed one 503.
 
 In-process, with the collector's real parts (DuckDB store, writer, allowlist, Starlette
-app, gRPC server) and one stand-in: an engine that holds the writer inside its
-transaction until the test releases it. The real engine cannot be made slow on cue, and
+app, gRPC server) and one stand-in: the store's insert holds the writer inside its
+transaction until the test releases it. The real store cannot be made slow on cue, and
 without holding the writer the only way to fill the queue is to race load against it,
 which would make this test flaky rather than honest.
 """
@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.receiver.export import RETRY_AFTER_FULL_MAX_S, RETRY_AFTER_FULL_S
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
 from handoffscope.collector.server import assemble
@@ -34,44 +35,36 @@ PB = "application/x-protobuf"
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
-class HeldEngine:
-    """The health engine's interface; `apply` waits until the test releases it."""
+class HeldStore(DuckDBStore):
+    """The real store; its insert waits until the test releases it (the writer's commit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path) -> None:
+        super().__init__(path)
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def install(self, con) -> None:
-        pass
-
-    def load(self, con) -> None:
-        pass
-
-    def apply(self, con, new_spans) -> None:
+    def insert_new_spans(self, incoming, commit_seq=None):
         self.entered.set()
         assert self.release.wait(30), "test never released the writer"
-
-    def rollback(self) -> None:
-        pass
-
-    def retention(self, con, cutoff_ns) -> None:
-        pass
+        return super().insert_new_spans(incoming, commit_seq=commit_seq)
 
 
 @pytest.fixture
 def parts(tmp_path):
     settings = CollectorSettings(db=str(tmp_path / "bp.duckdb"), queue_batches=1, retention_days=0)
-    store = DuckDBStore(settings.db)
-    engine = HeldEngine()
+    store = HeldStore(settings.db)
+    engine = HealthEngine()
+    engine.install(store.con)
     collector = assemble(settings, store, engine)
     collector.writer.start()
     server, port = start_grpc_server(
         OTLPGRPCReceiver(collector.handler, token=""), "127.0.0.1", 0, max_message_bytes=1 << 20
     )
-    yield collector.app, collector.writer, engine, store, f"127.0.0.1:{port}"
-    engine.release.set()
+    yield collector.app, collector.writer, store, store, f"127.0.0.1:{port}"
+    store.release.set()
     server.stop(0)
     collector.writer.close()
+    collector.judge.close()
     store.close()
 
 

@@ -58,7 +58,8 @@ def test_spans_columns_are_exactly_the_contract(tmp_path: Path) -> None:
     expected = dict(FIXED)
     for name, spec in sc.ATTRIBUTES.items():
         expected[name.replace(".", "_")] = EXPECTED_TYPES[spec.type]
-    assert columns == expected
+    # The writer adds the group commit's number as it inserts (the judge's mark, step 8).
+    assert columns == {**expected, "commit_seq": "BIGINT"}
     # The Arrow schema the writer builds agrees, name for name, in the same order.
     assert SPAN_SCHEMA.names == list(expected)
     assert columns["handoff_from_agent"] == "VARCHAR"

@@ -125,6 +125,8 @@ class Metrics:
         self.spans_in_store: Callable[[], int] = lambda: 0
         self.engine_stats: Callable[[], Mapping[str, int]] = dict
         """The health engine's own counters, rendered as handoffscope_engine_<name>_total."""
+        self.judge_lag: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
+        """(seconds the oldest unjudged commit has waited, commits not judged yet)."""
         self.families: list[Callable[[], list[str]]] = []
         """More families, each a callable returning Prometheus text lines (HELP, TYPE, samples)."""
 
@@ -224,6 +226,16 @@ class Metrics:
             "# HELP handoffscope_spans_in_store Rows in the spans table.",
             "# TYPE handoffscope_spans_in_store gauge",
             f"handoffscope_spans_in_store {self.spans_in_store()}",
+        ]
+        lag_s, behind = self.judge_lag()
+        out += [
+            "# HELP handoffscope_judge_lag_seconds How long the oldest committed but not yet "
+            "judged export has waited for its verdicts (0: caught up).",
+            "# TYPE handoffscope_judge_lag_seconds gauge",
+            f"handoffscope_judge_lag_seconds {lag_s:.3f}",
+            "# HELP handoffscope_judge_pending_commits Group commits stored but not yet judged.",
+            "# TYPE handoffscope_judge_pending_commits gauge",
+            f"handoffscope_judge_pending_commits {behind}",
         ]
         for name, value in sorted(self.engine_stats().items()):
             full = f"handoffscope_engine_{name}_total"

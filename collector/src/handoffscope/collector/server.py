@@ -1,11 +1,13 @@
 """One collector process: store, health engine, writer, both receivers, the HTTP app.
 
 `run(settings)` opens the DuckDB file (applying schema steps), installs and loads the
-health engine, starts the writer thread, the OTLP/gRPC server and the HTTP server
-(uvicorn + Starlette) that serves, on one port:
+health engine, starts the writer thread, the judge thread (verdicts behind the
+acknowledgement, `judge.py`), the OTLP/gRPC server and the HTTP server (uvicorn +
+Starlette) that serves, on one port:
 
 - `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`);
-- `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored"}`, no auth;
+- `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored",
+  "judge_lag_seconds", "judge_pending_commits"}`, no auth;
 - `GET /metrics` — Prometheus text (`metrics.py`, with the health families of `health.py`);
 - `/api/v1/*`, `/openapi.json`, `/docs` — the query API (`api.py`), reading through
   `store.cursor()`.
@@ -19,7 +21,8 @@ byte limits, a connection cap) and answers only allowed Host names (`hosts.py`).
 
 It prints one startup line once everything listens (ports, db path, auth on/off) and,
 on SIGTERM or Ctrl-C: stops accepting, lets in-flight exports finish (they wait for their
-commit), commits whatever is queued, checkpoints and closes the file, prints a closing
+commit), commits whatever is queued, lets the judge catch up with it, checkpoints and
+closes the file, prints a closing
 line and exits 0. A second Ctrl-C skips waiting for HTTP clients, never the final commit.
 """
 
@@ -47,6 +50,7 @@ from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
+from handoffscope.collector.judge import Judge
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.notify.notifier import Notifier
 from handoffscope.collector.notify.routing import RoutingError
@@ -59,6 +63,9 @@ from handoffscope.collector.settings import CollectorSettings
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.writer import Writer
 from handoffscope.instrumentation import semconv as sc
+
+JUDGE_DEGRADED_S = 60.0
+"""/healthz says "degraded" once the oldest unjudged commit is older than this."""
 
 log = logging.getLogger("handoffscope.collector")
 
@@ -78,6 +85,7 @@ class Collector:
     engine: object
     metrics: Metrics
     writer: Writer
+    judge: Judge
     handler: ExportHandler
     app: object
     """The ASGI app: OTLP/HTTP receiver, /healthz, /metrics and the query API."""
@@ -89,9 +97,11 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
     """Wire metrics, writer, receivers' handler and the HTTP app; start nothing."""
     metrics = Metrics(max_services=settings.metrics_max_services)
     metrics.engine_stats = lambda: dict(getattr(engine, "stats", {}))
+    judge = Judge(store, engine, retention_days=settings.retention_days)
+    metrics.judge_lag = lambda: (judge.lag_seconds(), judge.pending_commits)
     writer = Writer(
         store,
-        engine,
+        judge,
         metrics,
         queue_batches=settings.queue_batches,
         retention_days=settings.retention_days,
@@ -122,12 +132,24 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
 
     async def healthz(request: Request) -> Response:
         ok = writer.alive
+        lag = judge.lag_seconds()
+        if not ok:
+            status = "writer stopped"
+        elif not judge.alive:
+            status = "degraded: judge stopped"
+        elif judge.failing or lag > JUDGE_DEGRADED_S:
+            status = "degraded: verdicts behind"
+        else:
+            status = "ok"
         return JSONResponse(
             {
-                "status": "ok" if ok else "writer stopped",
+                "status": status,
                 "schema_version": sc.SCHEMA_VERSION,
                 "store_version": store.store_version,
                 "spans_stored": writer.spans_stored,
+                # Verdicts trail the acknowledgement (collector/judge.py): how far.
+                "judge_lag_seconds": round(lag, 3),
+                "judge_pending_commits": judge.pending_commits,
             },
             status_code=200 if ok else 503,
         )
@@ -161,6 +183,7 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         engine=engine,
         metrics=metrics,
         writer=writer,
+        judge=judge,
         handler=handler,
         # The Host check comes first: a rebinding page must not even learn whether its
         # guess at the token was right.
@@ -249,6 +272,7 @@ def run(settings: CollectorSettings) -> int:
         require_outcome=settings.require_outcome,
     )
     writer: Writer | None = None
+    judge: Judge | None = None
     notifier: Notifier | None = None
     grpc_server = None
     http_sock = None
@@ -257,7 +281,9 @@ def run(settings: CollectorSettings) -> int:
         engine.load(store.con)
         parts = assemble(settings, store, engine)
         writer = parts.writer
+        judge = parts.judge
         writer.start()
+        judge.start()
         if routing:
             notifier = Notifier(
                 store,
@@ -324,6 +350,8 @@ def run(settings: CollectorSettings) -> int:
             notifier.close()  # before the store closes: it records the outcomes it knows
         if writer is not None:
             writer.close()
+        if judge is not None:
+            judge.close()
         stored = writer.spans_stored if writer is not None else 0
         store.close()
     _say(f"handoffscope collector stopped: {stored} spans in {store.path.resolve()}; file closed")

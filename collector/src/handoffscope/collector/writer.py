@@ -7,19 +7,19 @@ into 429 / RESOURCE_EXHAUSTED with Retry-After — exporters retry, memory stays
 Group commit: the thread takes every batch waiting (up to MAX_GROUP_SPANS), joins their
 Arrow tables (built by the submitting threads) into ONE table, removes spans sent twice
 (within the group here, against the table in `store.insert_new_spans`), inserts the new
-ones, lets the health engine derive its state from exactly those new spans
-(`engine.apply(con, new_spans)`), adds the drop counts, and commits — all in one
-transaction, so verdicts and spans never disagree. If that transaction fails,
-`engine.rollback()` lets the engine forget in-memory state the failed `apply` built. Only then is each batch's future resolved: an HTTP 200 / gRPC OK means the spans
-are durable. One commit per group instead of per export is what makes ack-after-commit
-affordable: the commit's fixed cost is shared by every export that waited for it.
+ones stamped with the group's `commit_seq`, adds the drop counts, and commits. Only then
+is each batch's future resolved: an HTTP 200 / gRPC OK means the spans are durable. The
+verdicts come behind: the writer tells the judge (`judge.py`) which commit is the newest,
+and the judge derives the engine's tables from the spans of each commit after its mark.
+One commit per group instead of per export is what makes ack-after-commit affordable:
+the commit's fixed cost is shared by every export that waited for it.
 
 If a group fails, each of its batches is retried alone, so one bad batch fails only its
 own export (answered 503, which exporters retry) and not its neighbours.
 
-Retention runs in this thread too (it writes): at start and every RETENTION_INTERVAL_S,
-spans that ended more than `--retention-days` ago are deleted and the engine's
-`retention(con, cutoff_ns)` hook runs, in one transaction.
+Retention of spans runs in this thread too (it writes): at start and every
+RETENTION_INTERVAL_S, spans that ended more than `--retention-days` ago are deleted (the
+judge expires the derived rows on its own schedule).
 
 `close()` stops intake, lets the thread commit everything already queued, and returns;
 the caller then closes the store (which checkpoints the file).
@@ -75,14 +75,16 @@ class Writer:
     def __init__(
         self,
         store: DuckDBStore,
-        engine,
+        judge,
         metrics: Metrics,
         *,
         queue_batches: int,
         retention_days: float,
     ) -> None:
         self.store = store
-        self.engine = engine
+        self.judge = judge
+        """Told of every commit (`committed_through`); None: nothing derives verdicts."""
+        self.commit_seq = store.max_commit_seq()
         self.metrics = metrics
         self.retention_days = retention_days
         self._queue: queue.Queue = queue.Queue(maxsize=queue_batches)
@@ -200,6 +202,8 @@ class Writer:
                 self._commit_group([job])
             return
         self.spans_stored += stored
+        if stored and self.judge is not None:
+            self.judge.committed_through(self.commit_seq)
         self.metrics.add_committed(
             stored=stored,
             duplicates=duplicates,
@@ -213,30 +217,20 @@ class Writer:
     def _write(self, jobs: list[_Job]) -> tuple[int, int, Counter]:
         table = _group_table(jobs)
         con = self.store.con
+        seq = self.commit_seq + 1
         con.begin()
         try:
-            new_spans = self.store.insert_new_spans(table)
-            if new_spans.num_rows:
-                self.engine.apply(con, new_spans)
+            new_spans = self.store.insert_new_spans(table, commit_seq=seq)
             drops = _fresh_drops(jobs, new_spans, table.num_rows)
             self.store.add_drops(drops)
             con.commit()
         except BaseException:
             con.rollback()
-            self._resync_engine()
             raise
+        if new_spans.num_rows:
+            self.commit_seq = seq
         offered = sum(job.batch.count for job in jobs)
         return new_spans.num_rows, offered - new_spans.num_rows, drops
-
-    def _resync_engine(self) -> None:
-        # The engine keeps in-memory state that apply()/retention() already changed for
-        # the transaction just rolled back; it forgets that state and reloads it from
-        # what was committed when next needed.
-        try:
-            self.engine.rollback()
-        except Exception:
-            log.error("engine rollback failed; reloading it from the file", exc_info=True)
-            self.engine.load(self.store.con)
 
     def _retention_if_due(self) -> None:
         if self.retention_days <= 0 or time.monotonic() < self._next_retention:
@@ -248,11 +242,9 @@ class Writer:
             con.begin()
             try:
                 deleted = self.store.delete_expired(cutoff_ns)
-                self.engine.retention(con, cutoff_ns)
                 con.commit()
             except BaseException:
                 con.rollback()
-                self._resync_engine()
                 raise
         except Exception:
             log.error("retention failed; will retry in %.0f s", RETENTION_INTERVAL_S, exc_info=True)

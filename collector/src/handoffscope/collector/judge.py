@@ -1,0 +1,187 @@
+"""The judge: verdicts behind the acknowledgement, from a durable high-water mark.
+
+The writer acknowledges an export once its spans are committed (a 200 means *durable*,
+DESIGN §2), stamping every group commit's spans with the next `commit_seq`. The judge
+runs in its own thread on its own connection and brings the health engine's derived
+tables up to the newest commit: it reads the spans of the commits after its mark (a few
+group commits at a time, so one big step stays bounded in memory), merges and judges
+them (`HealthEngine.apply`), writes the changed rows, and moves its mark — the mark and
+the rows in ONE transaction, so a crash at any moment leaves the rows exactly as of the
+mark. After a restart it resumes from the mark; spans it sees twice (a reloaded run's
+spans replayed before their own commit comes up) change nothing, because the engine's
+merge is idempotent and order-free.
+
+Why behind, not inside, the writer's transaction: judging costs tens of microseconds a
+span in Python and a dozen statements a batch; inside the ack it capped ingest at ~13k
+spans/s (docs/storage.md). Behind it, ingest is bounded by decoding and the insert, and
+the judge catches up in large batches; when it falls behind, nothing is held in memory —
+the backlog is in the file — and its lag is reported (`/metrics`, `/healthz`, and the
+query API's `judged_through`, which the dashboard shows as "verdicts N s behind").
+
+The judge is the only user of the engine once the collector runs (the engine's own
+retention pass runs here too), so the engine needs no lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+
+import duckdb
+
+from .store.duckdb_store import DuckDBStore, load_sql
+
+log = logging.getLogger(__name__)
+
+MARK_KEY = "judge_mark"
+"""`meta` key: the last commit_seq whose spans are judged."""
+COMMITS_PER_STEP = 8
+"""Group commits judged per transaction (each holds at most MAX_GROUP_SPANS spans)."""
+RETRY_S = 1.0
+RETENTION_INTERVAL_S = 3600.0
+_NS_PER_DAY = 86_400 * 10**9
+
+
+class Judge:
+    def __init__(self, store: DuckDBStore, engine, *, retention_days: float = 0.0) -> None:
+        self.store = store
+        self.engine = engine
+        self.retention_days = retention_days
+        # Its own connection, made here in the opening thread (DuckDB connections are
+        # cheap; one per thread keeps the writer's transaction apart from ours).
+        self.con: duckdb.DuckDBPyConnection = store.con.cursor()
+        rows = self.con.execute(load_sql("get_meta"), {"key": MARK_KEY}).fetchall()
+        self.mark = int(rows[0][0]) if rows else 0
+        """Every commit up to this one is judged (0: none, or a file from before the judge)."""
+        self.committed = max(self.mark, store.max_commit_seq())
+        """The newest commit the writer reported; the judge works towards it."""
+        self._commit_times: OrderedDict[int, int] = OrderedDict()
+        self._wake = threading.Condition()
+        self._stopping = False
+        self._failures = 0
+        self._next_retention = 0.0
+        self._thread = threading.Thread(target=self._run, name="handoffscope-judge", daemon=True)
+
+    # -- called by the writer and the health endpoints (any thread) -----------------------
+
+    def committed_through(self, seq: int, at_ns: int | None = None) -> None:
+        """The writer committed group `seq` (at wall-clock `at_ns`)."""
+        with self._wake:
+            if seq > self.committed:
+                self.committed = seq
+                self._commit_times[seq] = at_ns or time.time_ns()
+                while len(self._commit_times) > 4096:
+                    self._commit_times.popitem(last=False)
+            self._wake.notify()
+
+    @property
+    def pending_commits(self) -> int:
+        return max(0, self.committed - self.mark)
+
+    def lag_seconds(self, now_ns: int | None = None) -> float:
+        """How long the oldest unjudged commit has waited (0 when caught up)."""
+        with self._wake:
+            if self.committed <= self.mark:
+                return 0.0
+            oldest = next((t for s, t in self._commit_times.items() if s > self.mark), None)
+        if oldest is None:
+            return 0.0
+        return max(0.0, ((now_ns or time.time_ns()) - oldest) / 1e9)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def failing(self) -> bool:
+        """The last step failed (it is retried); /healthz reports it."""
+        return self._failures > 0
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Judge everything committed so far, then stop (call after the writer closed)."""
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self.con.close()
+
+    def catch_up(self) -> None:
+        """Judge every committed span now, in the calling thread (start-up, tests)."""
+        while self.mark < self.committed:
+            self._step()
+
+    # -- the thread ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while self.mark >= self.committed and not self._stopping:
+                    self._wake.wait(timeout=1.0)
+                    if self.mark >= self.committed:
+                        break  # idle wake-up: retention may be due
+                stopping = self._stopping and self.mark >= self.committed
+            if stopping:
+                return
+            self._retention_if_due()
+            if self.mark >= self.committed:
+                continue
+            try:
+                self._step()
+                self._failures = 0
+            except Exception:
+                self._failures += 1
+                if self._failures == 1 or self._failures % 60 == 0:
+                    log.error("judging commits after %d failed; retrying", self.mark, exc_info=True)
+                time.sleep(RETRY_S)
+                if self._stopping and self._failures > 3:
+                    log.error(
+                        "judge stopping with commits %d..%d unjudged", self.mark + 1, self.committed
+                    )
+                    return
+
+    def _step(self) -> None:
+        upto = min(self.committed, self.mark + COMMITS_PER_STEP)
+        con = self.con
+        con.begin()
+        try:
+            spans = con.sql(
+                load_sql("select_commits"), params={"lo": self.mark, "hi": upto}
+            ).to_arrow_table()
+            if spans.num_rows:
+                self.engine.apply(con, spans)
+            con.execute(load_sql("set_meta"), {"key": MARK_KEY, "value": str(upto)}).fetchall()
+            con.commit()
+        except BaseException:
+            con.rollback()
+            self.engine.rollback()
+            raise
+        with self._wake:
+            self.mark = upto
+            for s in [s for s in self._commit_times if s <= upto]:
+                del self._commit_times[s]
+
+    def _retention_if_due(self) -> None:
+        if self.retention_days <= 0 or time.monotonic() < self._next_retention:
+            return
+        self._next_retention = time.monotonic() + RETENTION_INTERVAL_S
+        cutoff_ns = time.time_ns() - int(self.retention_days * _NS_PER_DAY)
+        con = self.con
+        try:
+            con.begin()
+            try:
+                self.engine.retention(con, cutoff_ns)
+                con.commit()
+            except BaseException:
+                con.rollback()
+                self.engine.rollback()
+                raise
+        except Exception:
+            log.error("derived-table retention failed; retrying in an hour", exc_info=True)

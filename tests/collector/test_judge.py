@@ -1,0 +1,116 @@
+"""Verdicts behind the acknowledgement: the judge (collector/judge.py).
+
+In-process with the collector's real parts (DuckDB file, writer, judge, engine, Starlette
+app): an export is acknowledged once its spans are durable, whether or not anything has
+judged them yet; the judge derives the verdicts from its durable mark, resumes from it
+after a restart (a collector stopped before judging loses nothing), and counts nothing
+twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+from ingest_support import encode, handoff
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.server import assemble
+from handoffscope.collector.settings import CollectorSettings
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+
+PB = "application/x-protobuf"
+
+
+def _body(run_id: str) -> bytes:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "judge-app"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("handoffscope.tests")
+
+    class Recorder:
+        def emit(self, name, attributes):
+            tracer.start_span(name, attributes=attributes).end()
+
+    handoff(Recorder(), run_id)
+    return encode(memory.get_finished_spans())
+
+
+def _open(db: Path):
+    settings = CollectorSettings(db=str(db), retention_days=0)
+    store = DuckDBStore(settings.db)
+    engine = HealthEngine()
+    engine.install(store.con)
+    engine.load(store.con)
+    parts = assemble(settings, store, engine)
+    parts.writer.start()
+    return parts
+
+
+def _post(app, body: bytes) -> httpx.Response:
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://collector") as c:
+            return await c.post("/v1/traces", content=body, headers={"Content-Type": PB})
+
+    return asyncio.run(go())
+
+
+def _count(store: DuckDBStore, sql: str) -> int:
+    cur = store.cursor()
+    try:
+        return int(cur.execute(sql).fetchall()[0][0] or 0)
+    finally:
+        cur.close()
+
+
+def _close(parts) -> None:
+    parts.writer.close()
+    parts.judge.close()
+    parts.store.close()
+
+
+def test_ack_means_durable_and_the_judge_catches_up_from_its_mark(tmp_path: Path) -> None:
+    db = tmp_path / "j.duckdb"
+    parts = _open(db)
+    # No judge running: the export is still acknowledged once its spans are stored.
+    assert _post(parts.app, _body("run-1")).status_code == 200
+    assert _count(parts.store, "SELECT count(*) FROM spans") == 2
+    assert _count(parts.store, "SELECT count(*) FROM handoffs") == 0
+    assert parts.judge.pending_commits == 1
+    health = asyncio.run(_get(parts.app, "/healthz"))
+    assert health["judge_pending_commits"] == 1
+    assert "handoffscope_judge_pending_commits 1" in parts.metrics.render()
+    # Stopped before judging (as a crash would): nothing acknowledged is lost...
+    parts.writer.close()
+    parts.store.close()
+
+    parts = _open(db)
+    assert (parts.judge.mark, parts.judge.committed) == (0, 1)
+    parts.judge.catch_up()  # ...the judge resumes from its mark
+    assert _count(parts.store, "SELECT count(*) FROM handoffs") == 1
+    assert _count(parts.store, "SELECT sum(handoffs) FROM handoff_daily") == 1
+    assert parts.judge.pending_commits == 0 and parts.judge.lag_seconds() == 0.0
+    # The judge thread judges what comes next, once.
+    parts.judge.start()
+    assert _post(parts.app, _body("run-2")).status_code == 200
+    _close(parts)  # the judge finishes what was committed before it stops
+
+    parts = _open(db)
+    assert parts.judge.pending_commits == 0
+    assert _count(parts.store, "SELECT count(*) FROM handoffs") == 2
+    # Re-judging from scratch gives the same rollup: nothing was counted twice.
+    assert _count(parts.store, "SELECT sum(handoffs) FROM handoff_daily") == 2
+    assert _count(parts.store, "SELECT max(commit_seq) FROM spans") == 2
+    _close(parts)
+
+
+async def _get(app, path: str) -> dict:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://collector") as c:
+        return (await c.get(path)).json()
