@@ -55,7 +55,7 @@ def _open(db: Path):
 def _post(app, body: bytes) -> httpx.Response:
     async def go() -> httpx.Response:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://collector") as c:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
             return await c.post("/v1/traces", content=body, headers={"Content-Type": PB})
 
     return asyncio.run(go())
@@ -112,5 +112,5 @@ def test_ack_means_durable_and_the_judge_catches_up_from_its_mark(tmp_path: Path
 
 async def _get(app, path: str) -> dict:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://collector") as c:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
         return (await c.get(path)).json()
