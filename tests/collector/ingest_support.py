@@ -3,6 +3,8 @@
 - `handoff(sender, run_id, ...)`: record the evidence spans of one healthy handoff;
 - `encode(spans)` / `to_otlp_json(spans)`: the OTLP/protobuf and OTLP/JSON bodies of
   spans recorded with the real SDK (JSON ids as hex, per the OTLP/JSON mapping);
+- `handoff_body(run_id, service)`: the OTLP/protobuf body of one healthy handoff, recorded
+  with the real SDK (for in-process tests that post to the app);
 - `read_db(path, sql)`: rows of a STOPPED collector's DuckDB file (DuckDB is
   single-writer across processes: while the collector runs, nobody else may open it).
 """
@@ -74,3 +76,23 @@ def read_db(path: Path, sql: str, params: object = None) -> list[tuple]:
 
 def span_keys(spans: Sequence[ReadableSpan]) -> set[tuple[str, str]]:
     return {(format(s.context.trace_id, "032x"), format(s.context.span_id, "016x")) for s in spans}
+
+
+def handoff_body(run_id: str, service: str = "ingest-app") -> bytes:
+    """The OTLP/protobuf export body of one healthy handoff, recorded with the real SDK."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("handoffscope.tests")
+
+    class Recorder:
+        def emit(self, name: str, attributes: Any) -> None:
+            tracer.start_span(name, attributes=attributes).end()
+
+    handoff(Recorder(), run_id)
+    return encode(memory.get_finished_spans())

@@ -18,11 +18,7 @@ import httpx
 import pytest
 from google.rpc import code_pb2, status_pb2
 from google.rpc.error_details_pb2 import RetryInfo
-from ingest_support import encode, handoff
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from ingest_support import handoff_body
 
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.receiver.export import RETRY_AFTER_FULL_MAX_S, RETRY_AFTER_FULL_S
@@ -70,21 +66,7 @@ def parts(tmp_path):
 
 def _bodies(n: int) -> list[bytes]:
     """`n` protobuf export bodies of one handoff each, recorded with the real SDK."""
-    memory = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "bp-app"}))
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    tracer = provider.get_tracer("handoffscope.tests")
-
-    class Recorder:
-        def emit(self, name, attributes):
-            tracer.start_span(name, attributes=attributes).end()
-
-    bodies = []
-    for i in range(n):
-        handoff(Recorder(), f"run-bp-{i}")
-        bodies.append(encode(memory.get_finished_spans()))
-        memory.clear()
-    return bodies
+    return [handoff_body(f"run-bp-{i}", "bp-app") for i in range(n)]
 
 
 def _grpc_export(endpoint: str, body: bytes) -> grpc.RpcError | bytes:

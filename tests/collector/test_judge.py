@@ -13,11 +13,7 @@ import asyncio
 from pathlib import Path
 
 import httpx
-from ingest_support import encode, handoff
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from ingest_support import handoff_body
 
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.server import assemble
@@ -28,17 +24,7 @@ PB = "application/x-protobuf"
 
 
 def _body(run_id: str) -> bytes:
-    memory = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "judge-app"}))
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    tracer = provider.get_tracer("handoffscope.tests")
-
-    class Recorder:
-        def emit(self, name, attributes):
-            tracer.start_span(name, attributes=attributes).end()
-
-    handoff(Recorder(), run_id)
-    return encode(memory.get_finished_spans())
+    return handoff_body(run_id, "judge-app")
 
 
 def _open(db: Path):
