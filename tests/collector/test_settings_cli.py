@@ -64,6 +64,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "max_inflight_bytes": ("20000000", "30000000"),
         "max_header_bytes": ("1000", "2000"),
         "max_connections": ("10", "20"),
+        "max_grpc_connections": ("30", "40"),
         "idle_timeout_seconds": ("1", "2.5"),
         "header_timeout_seconds": ("3", "4.5"),
         "body_timeout_seconds": ("5", "6.5"),

@@ -378,3 +378,43 @@ def test_an_answer_before_the_body_leaves_the_connection_usable(collector: Any) 
             assert chunk, answers
             answers += chunk
         assert re.findall(rb"HTTP/1\.1 (\d{3}) ", answers) == [b"415", b"200"], answers[-300:]
+
+
+def open_count(socks: list[socket.socket]) -> int:
+    """How many of `socks` the server has not closed (reads whatever it sent first)."""
+    n = 0
+    for sock in socks:
+        sock.setblocking(False)
+        try:
+            while sock.recv(65536):
+                pass
+            continue  # b"": closed by the server
+        except BlockingIOError:
+            n += 1  # nothing more to read, still open
+        except OSError:
+            pass
+    return n
+
+
+def test_grpc_port_caps_connections_and_closes_silent_ones(
+    collector_factory: Any, otlp_sender_factory: Any
+) -> None:
+    # gRPC core's own default would keep a silent socket for 120 s and admit any number.
+    collector = collector_factory(
+        args=["--max-grpc-connections", "20", "--header-timeout-seconds", "10"]
+    )
+    host, port = collector.grpc_endpoint.rsplit(":", 1)
+    socks = [socket.create_connection((host, int(port)), timeout=10) for _ in range(60)]
+    try:
+        # Beyond the cap a connection is closed at once, long before the handshake deadline.
+        eventually(lambda: open_count(socks), lambda n: n <= 20, timeout=8)
+        # The ones admitted sent nothing: closed at the handshake deadline.
+        eventually(lambda: open_count(socks), lambda n: n == 0, timeout=60, every=0.5)
+    finally:
+        for sock in socks:
+            sock.close()
+    sender = otlp_sender_factory(collector, "grpc", service="after-the-crowd")
+    sender.emit(sc.SPAN_REQUEST, request_attributes("run-after-grpc-crowd", "h1"))
+    assert sender.send().name == "SUCCESS"
+    assert collector.healthz()["status"] == "ok"
+    assert "Traceback" not in collector.log()

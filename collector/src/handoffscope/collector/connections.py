@@ -12,7 +12,7 @@ traceback each.
 | request line + headers complete, from their first byte | `--header-timeout-seconds` | 408, closed (`header_timeout`) |
 | the whole body, from the end of the headers | `--body-timeout-seconds` | 408 if nothing was answered yet, closed (`body_timeout`) |
 | request line + headers | `--max-header-bytes` | 431, closed (`header_too_large`) |
-| open connections | `--max-connections` (never more than the fd limit allows) | the oldest connection with no request in the app is closed to admit the new one (`evicted`); with none, 503 + Retry-After (`over_limit`) |
+| open connections | `--max-connections` (never more than the fd limit allows, with gRPC's `--max-grpc-connections`) | the oldest connection with no request in the app is closed to admit the new one (`evicted`); with none, 503 + Retry-After (`over_limit`) |
 | body bytes being read, all connections together | `--max-inflight-bytes` | 429 + Retry-After, closed |
 | header bytes being read, all connections together | `--max-inflight-bytes`, a budget of their own | 429 + Retry-After, closed |
 
@@ -128,12 +128,19 @@ class ConnectionLimits:
     open: set = field(default_factory=set)
 
 
-def fd_bounded(max_connections: int) -> int:
-    """`max_connections`, lowered so that many connections cannot exhaust the fd limit."""
+def fd_bounded(max_connections: int, max_grpc_connections: int = 0) -> tuple[int, int]:
+    """(HTTP cap, gRPC cap), lowered so that the two together cannot exhaust the fd limit.
+
+    Both listeners draw on one descriptor budget, the limit minus FD_RESERVE; gRPC gets at
+    most a quarter of it (its senders keep one channel each, an OTel Collector or an SDK
+    process; HTTP also serves every dashboard and probe), HTTP the rest.
+    """
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
-        return max_connections
-    return max(1, min(max_connections, soft - min(FD_RESERVE, soft // 2)))
+        return max_connections, max_grpc_connections
+    budget = max(2, soft - min(FD_RESERVE, soft // 2))
+    grpc_cap = max(1, min(max_grpc_connections, budget // 4)) if max_grpc_connections else 0
+    return max(1, min(max_connections, budget - grpc_cap)), grpc_cap
 
 
 def _plain_answer(status: bytes, extra: bytes = b"") -> bytes:

@@ -91,6 +91,8 @@ class Collector:
     """The ASGI app: OTLP/HTTP receiver, /healthz, /metrics and the query API."""
     limits: connections.ConnectionLimits
     """What the HTTP port's connections share (give `connections.protocol_class` to uvicorn)."""
+    grpc_max_connections: int
+    """`--max-grpc-connections`, lowered with the HTTP cap to fit the fd limit."""
 
 
 def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collector:
@@ -109,9 +111,12 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
     handler = ExportHandler(
         Allowlist(max_clock_skew_s=settings.max_clock_skew_seconds), writer, metrics
     )
+    http_cap, grpc_cap = connections.fd_bounded(
+        settings.max_connections, settings.max_grpc_connections
+    )
     limits = connections.ConnectionLimits(
         metrics=metrics,
-        max_connections=connections.fd_bounded(settings.max_connections),
+        max_connections=http_cap,
         idle_timeout_s=settings.idle_timeout_seconds,
         header_timeout_s=settings.header_timeout_seconds,
         body_timeout_s=settings.body_timeout_seconds,
@@ -189,6 +194,7 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         # guess at the token was right.
         app=AllowedHosts(guarded, settings.host_names),
         limits=limits,
+        grpc_max_connections=grpc_cap,
     )
 
 
@@ -301,6 +307,9 @@ def run(settings: CollectorSettings) -> int:
             settings.host,
             settings.grpc_port,
             max_message_bytes=settings.max_body_bytes,
+            max_connections=parts.grpc_max_connections,
+            handshake_timeout_s=settings.header_timeout_seconds,
+            max_metadata_bytes=settings.max_header_bytes,
         )
         http_sock = _bind(settings.host, settings.http_port)
         http_port = http_sock.getsockname()[1]

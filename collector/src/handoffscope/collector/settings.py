@@ -224,6 +224,17 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="N",
     ),
     Setting(
+        "max_grpc_connections",
+        "--max-grpc-connections",
+        _positive_int,
+        1024,
+        "OTLP/gRPC connections open at once (lowered to a quarter of the file-descriptor budget "
+        "it shares with HTTP); beyond it a new connection is closed at once and the exporter "
+        "retries. A connection that has not finished its HTTP/2 setup within "
+        "--header-timeout-seconds is closed, and one with no call for 5 minutes is sent GOAWAY.",
+        metavar="N",
+    ),
+    Setting(
         "idle_timeout_seconds",
         "--idle-timeout-seconds",
         _positive_float,
@@ -379,6 +390,7 @@ class CollectorSettings:
     max_inflight_bytes: int = 64 * MIB
     max_header_bytes: int = 32 * 1024
     max_connections: int = 10_000
+    max_grpc_connections: int = 1024
     idle_timeout_seconds: float = 5.0
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 30.0

@@ -40,6 +40,15 @@ from handoffscope.collector.writer import QueueFull, WriterClosed
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 WORKERS = 8
 """Concurrent Export calls; each mostly waits for its commit."""
+MAX_CONCURRENT_RPCS = 2 * WORKERS
+"""Calls admitted at once (running or queued for a worker); beyond, RESOURCE_EXHAUSTED
+from gRPC itself. Each holds its whole message in memory, so this bounds the bytes of
+requests in flight at MAX_CONCURRENT_RPCS × --max-body-bytes (the gRPC counterpart of
+HTTP's --max-inflight-bytes)."""
+IDLE_S = 300
+"""A connection with no call this long gets GOAWAY (exporters reconnect on their next
+export). Long, because an SDK's batch processor exports every few seconds and a reconnect
+per export would cost both sides; the connection cap bounds what idle ones can hold."""
 _RETRY_INFO_KEY = "google.rpc.retryinfo-bin"
 
 
@@ -105,13 +114,33 @@ class OTLPGRPCReceiver:
 
 
 def start_grpc_server(
-    receiver: OTLPGRPCReceiver, host: str, port: int, *, max_message_bytes: int
+    receiver: OTLPGRPCReceiver,
+    host: str,
+    port: int,
+    *,
+    max_message_bytes: int,
+    max_connections: int = 1024,
+    handshake_timeout_s: float = 10.0,
+    max_metadata_bytes: int = 32 * 1024,
 ) -> tuple[grpc.Server, int]:
-    """Start the gRPC server; return it and the port it bound (useful with port 0)."""
+    """Start the gRPC server; return it and the port it bound (useful with port 0).
+
+    Connection hygiene, the gRPC side of `connections.py` (issue 13), all enforced by gRPC
+    core itself: a connection cap (beyond it a new connection is closed before its
+    handshake), a handshake deadline (a client that opens a socket and sends nothing, or
+    trickles the HTTP/2 preface, is closed after `handshake_timeout_s` — without it gRPC
+    waits 120 s), an idle GOAWAY, a metadata size limit and a cap on calls in flight.
+    """
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="handoffscope-grpc"),
+        maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_allowed_incoming_connections", max_connections),
+            ("grpc.server_handshake_timeout_ms", max(1, int(handshake_timeout_s * 1000))),
+            ("grpc.max_connection_idle_ms", IDLE_S * 1000),
+            ("grpc.max_metadata_size", max_metadata_bytes),
+            ("grpc.absolute_max_metadata_size", max_metadata_bytes),
             # Without this, a second collector on the same port would share it silently.
             ("grpc.so_reuseport", 0),
         ],
