@@ -76,7 +76,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 DASHBOARD_STARTUP_SECONDS = 60
-PAGE_SECONDS = 30
+PAGE_SECONDS = 60
+"""A bound on waiting for a page, not a measurement: 30 s was hit once on a loaded CI
+machine (two cores shared with collectors and the demo) for a page that rendered fine."""
 
 OWNER_PENDING = "finance-lead"
 OWNER_OVERDUE = "ops-oncall"
