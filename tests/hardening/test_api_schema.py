@@ -5,7 +5,8 @@ API as served. Schemathesis generates requests for every operation — valid par
 (positive mode) and deliberately invalid ones (negative mode: wrong types, out-of-range
 limits, malformed dates) — against a collector holding a few real runs, so queries touch
 stored rows, not only empty tables. Every answer must be a non-5xx that conforms to the
-schema's declared status codes and content types; the collector must stay healthy.
+schema's declared status codes, content types and response schemas; the collector must
+stay healthy.
 
 With HANDOFFSCOPE_TOKEN set the same holds with the token, and every operation answers
 401 without it (see test_access.py for the exhaustive version).
@@ -21,11 +22,20 @@ import schemathesis
 from hardening_support import evidence_span, export_request, request_attributes
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import content_type_conformance, status_code_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from handoffscope.instrumentation import semconv as sc
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
 
 
 def seed(collector: Any) -> None:
