@@ -108,6 +108,16 @@ def send(transport: str, collector: Any, request: ExportTraceServiceRequest) -> 
         return False
 
 
+def send_until_stored(collector: Any, request: ExportTraceServiceRequest) -> bool:
+    """Retry like an OTLP exporter (backoff, a bounded number of tries): a restarted
+    collector on a loaded machine may still answer 503 or time out the first try."""
+    for attempt in range(6):
+        if send("protobuf", collector, request):
+            return True
+        time.sleep(min(8.0, 0.5 * 2**attempt))
+    return False
+
+
 def sender(transport: str, collector: Any, ledger: Ledger, stop: threading.Event) -> None:
     while not stop.is_set():
         _, request = ledger.next_run()
@@ -140,7 +150,7 @@ def run_trials(collector: Any, trials: int, seed: int) -> None:
         with ledger.lock:
             retries, ledger.unanswered = ledger.unanswered, []
         for request in retries:
-            assert send("protobuf", collector, request)
+            assert send_until_stored(collector, request)
             ledger.answered(request, True)
         retried += len(retries)
     assert kills_in_flight, "no kill landed while spans were in flight"
