@@ -24,8 +24,7 @@ from handoffscope.instrumentation import semconv as sc
 REFRESH_SECONDS = 5
 LIMIT = 1000
 NO_OWNER = "— no owner —"
-OPEN_GROUPS = 3
-"""Owners shown expanded; the rest are one click away."""
+OPEN_GROUPS = 3  # owners shown expanded; the rest are one click away
 
 st.title("Approvals")
 st.caption("Runs waiting on a person, by owner: overdue and uncertain waits first.")
@@ -133,7 +132,7 @@ def board() -> None:
             st.plotly_chart(charts.time_left(waits), key="approvals_time_left")
 
 
-st.text_input(
+st.columns([1, 2])[0].text_input(
     "Only this owner",
     placeholder="every owner",
     key=owner_key,

@@ -21,8 +21,7 @@ import streamlit as st
 from handoffscope.dashboard import charts, client, layout, style
 
 REFRESH_SECONDS = 5
-STUCK_ROWS = 8
-"""Stuck runs shown on the first screen; the tile links to all of them."""
+STUCK_ROWS = 8  # stuck runs on the first screen; the tile links to all of them
 
 RUNS_PAGE = "views/runs.py"
 APPROVALS_PAGE = "views/approvals.py"
@@ -65,7 +64,7 @@ def _tiles(data: client.Live) -> None:
         stuck.get("count", 0),
         "run",
         f"+{stuck.get('new_in_window', 0)} in the {window}",
-        (RUNS_PAGE, "Stuck runs, longest silent first", {"state": "stuck", "sort": "severity"}),
+        (RUNS_PAGE, "All stuck runs", {"state": "stuck", "sort": "severity"}),
         "In flight (no end yet, whatever its age), silent for longer than the grace window "
         "and not waiting on a person.",
     )
@@ -75,7 +74,7 @@ def _tiles(data: client.Live) -> None:
         looping.get("count", 0),
         "run",
         f"+{looping.get('new_in_window', 0)} in the {window}",
-        (RUNS_PAGE, "Looping runs, worst first", {"state": "looping", "sort": "severity"}),
+        (RUNS_PAGE, "All looping runs", {"state": "looping", "sort": "severity"}),
         "Runs in flight whose handoffs repeat the same work (same destination, task and state).",
     )
     _tile(
@@ -84,7 +83,7 @@ def _tiles(data: client.Live) -> None:
         overdue.get("count", 0),
         "wait",
         f"+{overdue.get('new_in_window', 0)} in the {window}",
-        (APPROVALS_PAGE, "Approvals, overdue first", {}),
+        (APPROVALS_PAGE, "All open waits, by owner", {}),
         "Open waits on a person past their deadline, run-level and handoff-level, whatever "
         "their age (the Approvals page counts the same).",
     )
@@ -92,13 +91,13 @@ def _tiles(data: client.Live) -> None:
     diff = now_n - before
     _tile(
         c4,
-        "Done without proof",
+        f"Done without proof, {window}",
         now_n,
         "run",
-        f"{'+' if diff > 0 else '±' if diff == 0 else ''}{diff} in the {window} vs the one before",
+        f"{'+' if diff > 0 else '±' if diff == 0 else ''}{diff} vs the {window[5:]} before",
         (
             FALSE_COMPLETIONS_PAGE,
-            "False completions, newest first",
+            "All false completions",
             {"window": layout.WINDOW_SLUGS.get(filters.window_label, "1h")},
         ),
         "Runs first seen in the window that claimed completion without a passing verifier.",
