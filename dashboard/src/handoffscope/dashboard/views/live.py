@@ -218,7 +218,7 @@ def board() -> None:
             total = sum(data.verdict_counts.values())
             unhealthy = sum(n for v, n in data.verdict_counts.items() if style.is_unhealthy(v))
             st.caption(
-                f"{style.count(total, 'handoff')}, {style.count(unhealthy, 'unhealthy')} "
+                f"{style.count(total, 'handoff')}, {unhealthy:,} unhealthy "
                 f"({style.percent(unhealthy / total if total else 0.0)}). Bars: unhealthy "
                 "handoffs by verdict (left scale); line: every other handoff (right scale)."
             )
