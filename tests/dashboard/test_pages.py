@@ -179,6 +179,13 @@ def test_run_detail_of_a_loop_shows_path_and_cycle(seeded_api, monkeypatch):
     handoffs = tables(at)[0]
     assert LABEL[sc.LOOP] in set(handoffs["Verdict"])
     assert "Progress (loop)" in set(handoffs["First failure"])
+    # The grid agrees with the verdict: the looping handoff fails its progress column
+    # (a loop run used to read all green across the six boundaries).
+    looped = handoffs[handoffs["Verdict"] == LABEL[sc.LOOP]]
+    assert set(looped["Progress (loop)"]) == {style.BOUNDARY_STATE_WORDS["failed"]}
+    # The header names it in words: the verdict, the edge, the boundary, what to do.
+    assert "boundary **Progress (loop)**" in page and "**Do:**" in page
+    assert "Loop evidence:" in page and "12 turns burned" in page
 
 
 def test_run_detail_of_an_overdue_wait_shows_the_wait_and_its_evidence(seeded_api, monkeypatch):
@@ -316,3 +323,22 @@ def test_md_puts_any_value_in_one_code_span_it_cannot_close(value):
 
 def test_md_of_nothing_is_nothing():
     assert style.md(None) == "" and style.md("") == ""
+
+
+def test_filters_and_selections_live_in_the_url(seeded_api, monkeypatch):
+    at = open_page(
+        "runs", monkeypatch, seeded_api, query={"q": RUN_LOOP, "window": "7d", "sort": "bogus"}
+    )
+    # A link sets the widgets; a value that is not an option is ignored, not an error.
+    assert at.text_input(key="runs_q").value == RUN_LOOP
+    assert at.sidebar.selectbox[1].value == "Last 7 days"
+    assert at.selectbox(key="runs_sort").value == "newest"
+    found = _with(at, "Trace")[0]
+    assert _column(found, "Run") == [layout.run_url(RUN_LOOP)]
+    # A change goes back into the URL, so the view can be shared; defaults stay out of it.
+    at.selectbox(key="runs_sort").select("severity").run()
+    assert not at.exception
+    assert at.query_params["sort"] == "severity" and at.query_params["q"] == RUN_LOOP
+    assert at.query_params["window"] == "7d"
+    at.selectbox(key="runs_sort").select("newest").run()
+    assert "sort" not in at.query_params

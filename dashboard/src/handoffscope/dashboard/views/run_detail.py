@@ -222,11 +222,13 @@ def extra_boundary_states(h) -> dict[str, str]:
     failed = style.text(h.failed_boundary)
     words = style.BOUNDARY_STATE_WORDS
     loop = bool(getattr(h, "loop", False) or False)
-    progress = (
-        words[style.BOUNDARY_STATE_FAILED]
-        if failed == sc.BOUNDARY_PROGRESS or loop
-        else words[style.BOUNDARY_STATE_PASSED]
-    )
+    if failed == sc.BOUNDARY_PROGRESS or loop:
+        progress = words[style.BOUNDARY_STATE_FAILED]
+    elif failed in sc.BOUNDARIES[:5] or failed == sc.BOUNDARY_RUN:
+        # Checked after the destination (DESIGN §4): not reached when an earlier one failed.
+        progress = words[style.BOUNDARY_STATE_UNKNOWN]
+    else:
+        progress = words[style.BOUNDARY_STATE_PASSED]
     waited = bool(getattr(h, "wait", False) or False)
     if failed == sc.BOUNDARY_WAIT:
         wait = words[style.BOUNDARY_STATE_FAILED]
