@@ -252,7 +252,7 @@ def test_time_based_verdicts_flip_at_query_time(collector_factory, otlp_sender_f
 
 def _comparable(detail: dict) -> dict:
     """A run detail without what differs between two runs with the same evidence."""
-    out = {k: v for k, v in detail.items() if k not in ("run_id", "spans", "waits")}
+    out = {k: v for k, v in detail.items() if k not in ("run_id", "spans", "waits", "trace_ids")}
     out["handoffs"] = [{k: v for k, v in h.items()} for h in detail["handoffs"]]
     out["spans"] = [
         {k: v for k, v in s.items() if k not in ("trace_id", "span_id")} for s in detail["spans"]
@@ -425,6 +425,8 @@ def _snapshot(collector) -> dict:
         "/api/v1/services",
     ]
     out = {p: collector.api(p) for p in paths}
+    for r in out["/api/v1/runs"]["runs"]:
+        r.pop("seconds_since_last_activity")  # the clock moves between two snapshots
     out["approvals"] = [
         {k: v for k, v in a.items() if k != "seconds_left"}
         for a in collector.api("/api/v1/approvals")["approvals"]

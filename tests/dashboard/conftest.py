@@ -76,6 +76,18 @@ def seeded_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 
 
 @pytest.fixture(scope="module")
+def board_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a real collector holding the board scenario (seed_board: >100 open waits at
+    run and handoff level, runs stuck for longer than the live window), seeded once."""
+    from seed_board import SEARCH_RUN, seed_board
+
+    proc = _start(request, tmp_path_factory.mktemp("board"))
+    seed_board(proc.http_endpoint)
+    _wait_visible(proc.http_endpoint, ("board-stuck-old-", "board-wait-r-", SEARCH_RUN))
+    return proc.http_endpoint
+
+
+@pytest.fixture(scope="module")
 def empty_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     """URL of a real collector that has stored nothing."""
     return _start(request, tmp_path_factory.mktemp("empty")).http_endpoint

@@ -42,6 +42,7 @@ PAGES = (
     "control_flow",
     "loops",
     "approvals",
+    "runs",
     "false_completions",
     "run_detail",
     "weekly_review",

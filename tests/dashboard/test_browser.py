@@ -31,7 +31,8 @@ PAGES = [
     ("live", "", ["Live", "Newest unhealthy handoffs", "Runs in flight", "Last updated"]),
     ("control_flow", "control_flow", ["Control flow", "Runs behind an edge", "Dark outline"]),
     ("loops", "loops", ["Loops", "Turns burned", "triage → billing → triage"]),
-    ("approvals", "approvals", ["Approvals", "Overdue", "Time to deadline"]),
+    ("approvals", "approvals", ["Approvals", "Overdue", "Escalation list, by owner"]),
+    ("runs", "runs", ["Runs", "Search", "match"]),
     (
         "false_completions",
         "false_completions",
@@ -42,7 +43,7 @@ PAGES = [
         f"run_detail?run_id={RUN_ROUTE}",
         [
             "Run detail",
-            "Safe next step: Block; restore a declared route.",
+            "Do: Block; restore a declared route.",
             "Handoffs, boundary by boundary",
         ],
     ),

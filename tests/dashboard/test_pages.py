@@ -44,6 +44,13 @@ def _column(df, name: str) -> list[str]:
     return [str(v) for v in df[name]]
 
 
+def _with(at, column: str) -> list:
+    """The page's tables that have this column, in page order."""
+    found = [t for t in tables(at) if column in t.columns]
+    assert found, f"no table with a {column!r} column"
+    return found
+
+
 def _row(df, column: str, contains: str):
     hits = df[df[column].astype(str).str.contains(contains, regex=False)]
     assert not hits.empty, f"no row with {contains!r} in {column!r}: {list(df[column])}"
@@ -59,7 +66,14 @@ def test_live_board_shows_unhealthy_handoffs_with_next_step_and_runs_in_flight(
     at = open_page("live", monkeypatch, seeded_api)
     page = texts(at)
     assert "Last updated" in page and "refreshes every" in page
-    unhealthy, in_flight = tables(at)
+    for tile in ("Stuck runs", "Looping now", "Approvals overdue", "Done without proof"):
+        assert tile in page
+    # The run that went silent without ending is stuck (and not the waiting one).
+    stuck = _with(at, "Silent for")[0]
+    assert RUN_ROUTE in " ".join(_column(stuck, "Run"))
+    assert RUN_WAITING not in " ".join(_column(stuck, "Run"))
+    unhealthy = _with(at, "Handoff")[0]
+    in_flight = _with(at, "Agent holding the work")[-1]
     route = _row(unhealthy, "Run", RUN_ROUTE)
     assert route["Verdict"] == LABEL[sc.ROUTE_REJECTED]
     assert route["Handoff"] == "triage → refunds"
@@ -67,9 +81,9 @@ def test_live_board_shows_unhealthy_handoffs_with_next_step_and_runs_in_flight(
     # Runs still going: the agent holding the work and time since the last handoff, in words.
     waiting = _row(in_flight, "Run", RUN_WAITING)
     assert waiting["Agent holding the work"] == "approver"
-    assert waiting["Since last handoff"].endswith(("s", "min"))
-    counts_chart = plotly_specs(at)[0]
-    assert LABEL[sc.ROUTE_REJECTED] in counts_chart and LABEL[sc.HEALTHY] in counts_chart
+    assert waiting["Silent for"].endswith(("s", "min"))
+    timeline = plotly_specs(at)[0]
+    assert LABEL[sc.ROUTE_REJECTED] in timeline and "Not failing" in timeline
 
 
 def test_live_board_service_filter_narrows_to_one_service(seeded_api, monkeypatch):
@@ -77,7 +91,8 @@ def test_live_board_service_filter_narrows_to_one_service(seeded_api, monkeypatc
     assert SUPPORT in at.sidebar.selectbox[0].options
     at.sidebar.selectbox[0].select(SUPPORT).run()
     assert not at.exception
-    unhealthy = tables(at)[0]
+    assert at.query_params["service"] == SUPPORT  # the choice is in the URL
+    unhealthy = _with(at, "Handoff")[0]
     assert set(unhealthy["Service"]) == {SUPPORT}
     assert RUN_STALE in " ".join(_column(unhealthy, "Run"))
 
@@ -112,18 +127,19 @@ def test_loops_page_draws_the_cycle_with_repeats_and_turns(seeded_api, monkeypat
     assert "triage" in path_chart and "billing" in path_chart
 
 
-def test_approvals_page_puts_overdue_then_uncertain_first(seeded_api, monkeypatch):
+def test_approvals_page_is_an_escalation_list_by_owner(seeded_api, monkeypatch):
     at = open_page("approvals", monkeypatch, seeded_api)
-    waits = tables(at)[0]
-    statuses = list(waits["Status"])
-    assert statuses[0] == LABEL[sc.APPROVAL_OVERDUE]
-    assert statuses.index(LABEL[sc.WAIT_UNCERTAIN]) < statuses.index(LABEL[sc.WAITING_ON_APPROVAL])
-    overdue = _row(waits, "Run", RUN_OVERDUE)
-    assert overdue["Owner"] == OWNER_OVERDUE
+    owners = _with(at, "Most urgent")[0]
+    # Nobody answers a wait without an owner: that group first, then the overdue owner.
+    assert list(owners["Owner"])[:3] == ["— no owner —", OWNER_OVERDUE, OWNER_PENDING]
+    assert _row(owners, "Owner", OWNER_OVERDUE)["Overdue"] == 1
+    groups = _with(at, "Status")
+    overdue = _row(groups[1], "Run", RUN_OVERDUE)
+    assert overdue["Status"] == LABEL[sc.APPROVAL_OVERDUE]
     assert overdue["Time left"].startswith("overdue by")
-    pending = _row(waits, "Run", RUN_WAITING)
-    assert pending["Owner"] == OWNER_PENDING and pending["Time left"].startswith("in ")
-    assert "owner" in _row(waits, "Run", RUN_UNCERTAIN)["Missing"]
+    pending = _row(groups[2], "Run", RUN_WAITING)
+    assert pending["Time left"].startswith("in ")
+    assert "owner" in _row(groups[0], "Run", RUN_UNCERTAIN)["Missing"]
     assert "Overdue: 1 wait" in texts(at)
 
 
@@ -163,6 +179,13 @@ def test_run_detail_of_a_loop_shows_path_and_cycle(seeded_api, monkeypatch):
     handoffs = tables(at)[0]
     assert LABEL[sc.LOOP] in set(handoffs["Verdict"])
     assert "Progress (loop)" in set(handoffs["First failure"])
+    # The grid agrees with the verdict: the looping handoff fails its progress column
+    # (a loop run used to read all green across the six boundaries).
+    looped = handoffs[handoffs["Verdict"] == LABEL[sc.LOOP]]
+    assert set(looped["Progress (loop)"]) == {style.BOUNDARY_STATE_WORDS["failed"]}
+    # The header names it in words: the verdict, the edge, the boundary, what to do.
+    assert "boundary **Progress (loop)**" in page and "**Do:**" in page
+    assert "Loop evidence:" in page and "12 turns burned" in page
 
 
 def test_run_detail_of_an_overdue_wait_shows_the_wait_and_its_evidence(seeded_api, monkeypatch):
@@ -300,3 +323,22 @@ def test_md_puts_any_value_in_one_code_span_it_cannot_close(value):
 
 def test_md_of_nothing_is_nothing():
     assert style.md(None) == "" and style.md("") == ""
+
+
+def test_filters_and_selections_live_in_the_url(seeded_api, monkeypatch):
+    at = open_page(
+        "runs", monkeypatch, seeded_api, query={"q": RUN_LOOP, "window": "7d", "sort": "bogus"}
+    )
+    # A link sets the widgets; a value that is not an option is ignored, not an error.
+    assert at.text_input(key="runs_q").value == RUN_LOOP
+    assert at.sidebar.selectbox[1].value == "Last 7 days"
+    assert at.selectbox(key="runs_sort").value == "newest"
+    found = _with(at, "Trace")[0]
+    assert _column(found, "Run") == [layout.run_url(RUN_LOOP)]
+    # A change goes back into the URL, so the view can be shared; defaults stay out of it.
+    at.selectbox(key="runs_sort").select("severity").run()
+    assert not at.exception
+    assert at.query_params["sort"] == "severity" and at.query_params["q"] == RUN_LOOP
+    assert at.query_params["window"] == "7d"
+    at.selectbox(key="runs_sort").select("newest").run()
+    assert "sort" not in at.query_params

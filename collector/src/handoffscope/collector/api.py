@@ -53,6 +53,7 @@ from .api_params import (
     parse_int,
     parse_limit,
     parse_service,
+    parse_text,
     parse_time,
     parse_verdict,
 )
@@ -67,6 +68,11 @@ DEFAULT_WINDOW_S = 24 * 3600
 LIVE_WINDOW_S = 3600
 LIVE_UNHEALTHY = 20
 LIVE_RUNS_LIMIT = 200
+RUN_STATES = ("in_flight", "stuck", "looping")
+RUN_SORTS = ("newest", "severity", "silent", "last_seen")
+SEARCH_SKEW_NS = 3600 * 10**9
+"""A search by trace or conversation id reads spans received since an hour before the
+window: `since` is on the sender's clock, arrival on the collector's."""
 RUN_SPANS_LIMIT = 5000
 """At most this many spans in a run's timeline (a runaway run must not flood the page)."""
 FAILURES = list(sc.FAILURE_VERDICTS)
@@ -381,6 +387,49 @@ def span_json(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# --- counts: the one query behind each figure -----------------------------------------------
+
+
+def run_counts(cur, now: int, since: int, grace: float, service: str | None) -> dict[str, int]:
+    """Runs in flight, stuck and looping now, and how many of them became so since `since`
+    (health_runs.sql): what /metrics, the Live tiles and the runs list's states count."""
+    stuck_before = now - int(grace * NS)
+    out = dict.fromkeys(("in_flight", "stuck", "looping", "stuck_new", "looping_new"), 0)
+    params = {
+        "since": since,
+        "stuck_before": stuck_before,
+        "stuck_since": since - int(grace * NS),
+        "started": sc.RUN_STATUS_STARTED,
+        "service": service,
+    }
+    for r in _rows(cur, "health_runs", params):
+        for k in out:
+            out[k] += int(r[k])
+    return out
+
+
+def wait_counts(
+    cur, now: int, since: int, service: str | None
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Open and expired waits per verdict (run- and handoff-level, any age), and per verdict
+    how many deadlines passed since `since` (health_waits.sql)."""
+    counts: dict[str, int] = {}
+    new: dict[str, int] = {}
+    for r in _rows(cur, "health_waits", {"now": now, "since": since}):
+        if service is not None and r["service"] != service:
+            continue
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + int(r["n"])
+        new[r["verdict"]] = new.get(r["verdict"], 0) + int(r["n_new"])
+    order = sorted(counts, key=lambda v: sc.RANK.get(v, 99))
+    return {v: counts[v] for v in order}, {v: new[v] for v in order}
+
+
+def false_completion_count(cur, params: dict[str, Any]) -> int:
+    """Runs first seen in [since, until) that claimed done without proof."""
+    keys = ("since", "until", "service")
+    return int(_rows(cur, "false_completions_count", {k: params[k] for k in keys})[0]["n"])
+
+
 # --- the API ------------------------------------------------------------------------------
 
 
@@ -479,11 +528,46 @@ class QueryAPI:
             "service": parse_service(q.get("service")),
             "verdict": parse_verdict(q.get("verdict")),
             "limit": parse_limit(q.get("limit")),
+            "q": parse_text("q", q.get("q")),
+            "agent": parse_text("agent", q.get("agent")),
+            "state": parse_choice("state", q.get("state"), ("", *RUN_STATES)) or None,
+            "sort": parse_choice("sort", q.get("sort"), RUN_SORTS),
+            "ranked": list(sc.PRECEDENCE),
+            "started": sc.RUN_STATUS_STARTED,
+            "stuck_before": now - int(self.grace * NS),
+            "spans_since": _clamp(since - SEARCH_SKEW_NS),
         }
+        with_ids = parse_bool("ids", q.get("ids"))
 
         def read(cur):
             rows = _rows(cur, "runs", params)
-            return {"runs": [run_summary_json(r, r["verdict"]) for r in rows]}
+            ids: dict[str, dict[str, Any]] = {}
+            if with_ids and rows:
+                lows = [r["min_received_ns"] for r in rows if r["min_received_ns"] is not None]
+                if lows:
+                    ids = {
+                        r["run_id"]: r
+                        for r in _rows(
+                            cur,
+                            "run_ids",
+                            {"lo": min(lows), "run_ids": [r["run_id"] for r in rows]},
+                        )
+                    }
+            out = []
+            for r in rows:
+                body = run_summary_json(r, r["verdict"])
+                body.update(
+                    final_agent=r["final_agent"],
+                    in_flight=bool(r["in_flight"]),
+                    stuck=bool(r["stuck"]),
+                    seconds_since_last_activity=_seconds(now, r["last_activity_ns"]),
+                )
+                if with_ids:
+                    found = ids.get(r["run_id"]) or {}
+                    body["trace_ids"] = list(found.get("trace_ids") or [])
+                    body["conversation_ids"] = list(found.get("conversation_ids") or [])
+                out.append(body)
+            return {"total": rows[0]["total"] if rows else 0, "runs": out}
 
         return read
 
@@ -535,6 +619,10 @@ class QueryAPI:
                 path=list(r["path"]),
                 loop_cycle=list(r["loop_cycle"]),
                 loop_repeats=r["loop_repeats"],
+                trace_ids=sorted({s["trace_id"] for s in spans}),
+                conversation_ids=sorted(
+                    {s["gen_ai_conversation_id"] for s in spans if s["gen_ai_conversation_id"]}
+                ),
                 outcome_result=r["outcome_result"],
                 verifier=r["verifier"],
                 outcomes=[
@@ -659,9 +747,10 @@ class QueryAPI:
 
     def approvals(self, request: Request, now: int):
         q = request.query_params
+        service = parse_service(q.get("service"))
         params = {
             "now": now,
-            "service": parse_service(q.get("service")),
+            "service": service,
             "limit": parse_limit(q.get("limit")),
             "overdue": sc.APPROVAL_OVERDUE,
             "uncertain": sc.WAIT_UNCERTAIN,
@@ -670,7 +759,12 @@ class QueryAPI:
         def read(cur):
             rows = _rows(cur, "approvals", params)
             notified = notifications_by_run(cur, list({r["run_id"] for r in rows}))
-            return {"approvals": [approval_json(r, now, notified) for r in rows]}
+            counts, _new = wait_counts(cur, now, now, service)
+            return {
+                "total": sum(counts.values()),
+                "counts": counts,
+                "approvals": [approval_json(r, now, notified) for r in rows],
+            }
 
         return read
 
@@ -690,7 +784,8 @@ class QueryAPI:
                         "verifier": r["verifier"],
                     }
                     for r in _rows(cur, "false_completions", params)
-                ]
+                ],
+                "total": false_completion_count(cur, params),
             }
 
         return read
@@ -704,29 +799,31 @@ class QueryAPI:
 
         def read(cur):
             runs = []
+            total = 0
             for r in _rows(
                 cur,
                 "live_runs",
                 {
                     "now": now,
-                    "since": since,
                     "service": service,
                     "started": sc.RUN_STATUS_STARTED,
+                    "stuck_before": now - int(grace * NS),
                     "limit": LIVE_RUNS_LIMIT,
                 },
             ):
-                last = (
-                    r["last_handoff_ns"] if r["last_handoff_ns"] is not None else r["last_seen_ns"]
-                )
+                total = r["total"]
                 runs.append(
                     {
                         "run_id": r["run_id"],
                         "service": r["service"],
                         "current_agent": r["current_agent"],
                         "last_handoff_at": iso(r["last_handoff_ns"]),
-                        "seconds_since_last_handoff": _seconds(now, last),
+                        "seconds_since_last_handoff": _seconds(now, r["last_activity_ns"]),
                         "verdict": r["verdict"],
                         "verdict_label": _label(r["verdict"]),
+                        "stuck": bool(r["stuck"]),
+                        "loop": bool(r["loop"]),
+                        "pending_approvals": r["pending_approvals"],
                     }
                 )
             counts: dict[str, int] = defaultdict(int)
@@ -753,10 +850,28 @@ class QueryAPI:
                     "limit": LIVE_UNHEALTHY,
                 },
             )
+            rc = run_counts(cur, now, since, grace, service)
+            waits, waits_new = wait_counts(cur, now, since, service)
+            window_params = {"since": since, "until": INT64_MAX, "service": service}
+            before = {"since": since - window * NS, "until": since, "service": service}
+            done_now = false_completion_count(cur, window_params)
+            done_before = false_completion_count(cur, before)
+            board = {
+                "stuck": {"count": rc["stuck"], "new_in_window": rc["stuck_new"]},
+                "looping": {"count": rc["looping"], "new_in_window": rc["looping_new"]},
+                "approvals_overdue": {
+                    "count": waits.get(sc.APPROVAL_OVERDUE, 0),
+                    "new_in_window": waits_new.get(sc.APPROVAL_OVERDUE, 0),
+                },
+                "false_complete": {"count": done_now, "previous_window": done_before},
+            }
             return {
                 "now": iso(now),
                 "window": window,
+                "board": board,
+                "runs_in_flight_total": total if runs else rc["in_flight"],
                 "runs_in_flight": runs,
+                "wait_counts": waits,
                 "verdict_counts": dict(sorted(counts.items(), key=lambda kv: sc.RANK[kv[0]])),
                 "timeline": timeline,
                 "unhealthy": [

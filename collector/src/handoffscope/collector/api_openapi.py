@@ -17,6 +17,7 @@ from .api_params import (
     EPOCH_PATTERN,
     MAX_LIMIT,
     MAX_SERVICE_LEN,
+    MAX_TEXT_LEN,
     MAX_WEEKS,
     MAX_WINDOW_SECONDS,
     SERVICE_PATTERN,
@@ -153,7 +154,24 @@ RUN_SUMMARY_PROPS: dict[str, Any] = {
 
 SCHEMAS: dict[str, Any] = {
     "Error": _obj({"error": STR}),
-    "RunSummary": _obj(RUN_SUMMARY_PROPS),
+    "RunSummary": _obj(
+        {
+            **RUN_SUMMARY_PROPS,
+            "final_agent": NSTR,
+            "in_flight": BOOL,
+            "stuck": BOOL,
+            "seconds_since_last_activity": NNUM,
+            "trace_ids": STRS,
+            "conversation_ids": STRS,
+        },
+        required=[
+            *RUN_SUMMARY_PROPS,
+            "final_agent",
+            "in_flight",
+            "stuck",
+            "seconds_since_last_activity",
+        ],
+    ),
     "HandoffDetail": _obj(
         {
             **HANDOFF_PROPS,
@@ -190,6 +208,8 @@ SCHEMAS: dict[str, Any] = {
             "path": STRS,
             "loop_cycle": STRS,
             "loop_repeats": INT,
+            "trace_ids": STRS,
+            "conversation_ids": STRS,
             "outcome_result": NSTR,
             "verifier": NSTR,
             "outcomes": {
@@ -249,6 +269,16 @@ SCHEMAS: dict[str, Any] = {
         {
             "now": STR,
             "window": INT,
+            "board": _obj(
+                {
+                    "stuck": _obj({"count": INT, "new_in_window": INT}),
+                    "looping": _obj({"count": INT, "new_in_window": INT}),
+                    "approvals_overdue": _obj({"count": INT, "new_in_window": INT}),
+                    "false_complete": _obj({"count": INT, "previous_window": INT}),
+                }
+            ),
+            "runs_in_flight_total": INT,
+            "wait_counts": {"type": "object", "additionalProperties": INT},
             "runs_in_flight": {
                 "type": "array",
                 "items": _obj(
@@ -260,6 +290,9 @@ SCHEMAS: dict[str, Any] = {
                         "seconds_since_last_handoff": NNUM,
                         "verdict": VERDICT,
                         "verdict_label": STR,
+                        "stuck": BOOL,
+                        "loop": BOOL,
+                        "pending_approvals": INT,
                     }
                 ),
             },
@@ -359,8 +392,14 @@ def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _list_of(key: str, item: str) -> dict[str, Any]:
-    return _json(_obj({key: {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}}}))
+def _list_of(key: str, item: str, **extra: Any) -> dict[str, Any]:
+    """`{key: [item]}`, plus `extra` properties (a list's `total`, its `counts`)."""
+    return _json(
+        _obj({**extra, key: {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}}})
+    )
+
+
+COUNTS = {"type": "object", "additionalProperties": INT}
 
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -405,9 +444,58 @@ def build(*, auth: bool) -> dict[str, Any]:
         ),
         "/api/v1/runs": _op(
             "Runs",
-            "Runs first seen in the window, newest first.",
-            [*window, _ref("verdict"), _ref("limit")],
-            _list_of("runs", "RunSummary"),
+            "Runs first seen in the window that match the search, in the asked order; "
+            "`total` counts every match.",
+            [
+                *window,
+                _ref("verdict"),
+                {
+                    "name": "q",
+                    "in": "query",
+                    "description": "A run id or its beginning, or a trace id or conversation "
+                    "(thread) id one of the run's evidence spans carried.",
+                    "schema": {
+                        "type": "string",
+                        "maxLength": MAX_TEXT_LEN,
+                        "pattern": SERVICE_PATTERN,
+                    },
+                },
+                {
+                    "name": "agent",
+                    "in": "query",
+                    "description": "An agent on the run's path, holding its work or ending it.",
+                    "schema": {
+                        "type": "string",
+                        "maxLength": MAX_TEXT_LEN,
+                        "pattern": SERVICE_PATTERN,
+                    },
+                },
+                {
+                    "name": "state",
+                    "in": "query",
+                    "description": "in_flight, stuck (in flight, silent past the grace, no open "
+                    "wait) or looping (in flight, handoffs loop); empty: any.",
+                    "schema": {"type": "string", "enum": ["", "in_flight", "stuck", "looping"]},
+                },
+                {
+                    "name": "sort",
+                    "in": "query",
+                    "description": "newest (default), severity, silent or last_seen.",
+                    "schema": {
+                        "type": "string",
+                        "enum": ["newest", "severity", "silent", "last_seen"],
+                        "default": "newest",
+                    },
+                },
+                {
+                    "name": "ids",
+                    "in": "query",
+                    "description": "true: add each run's trace_ids and conversation_ids.",
+                    "schema": {"type": "boolean"},
+                },
+                _ref("limit"),
+            ],
+            _list_of("runs", "RunSummary", total=INT),
             auth=auth,
         ),
         "/api/v1/runs/{run_id}": _op(
@@ -461,14 +549,14 @@ def build(*, auth: bool) -> dict[str, Any]:
             "Approvals",
             "Open and expired waits: overdue first, then uncertain, then by deadline.",
             [_ref("service"), _ref("limit")],
-            _list_of("approvals", "Approval"),
+            _list_of("approvals", "Approval", total=INT, counts=COUNTS),
             auth=auth,
         ),
         "/api/v1/false_completions": _op(
             "False completions",
             "Runs first seen in the window that claimed done without a passing verifier.",
             [*window, _ref("limit")],
-            _list_of("runs", "FalseCompletion"),
+            _list_of("runs", "FalseCompletion", total=INT),
             auth=auth,
         ),
         "/api/v1/live": _op(

@@ -125,6 +125,21 @@ def parse_service(raw: str | None) -> str | None:
     return raw
 
 
+MAX_TEXT_LEN = 256
+
+
+def parse_text(name: str, raw: str | None) -> str | None:
+    """A free-text search value (run, trace or conversation id, agent name), trimmed; None
+    when absent or empty."""
+    if raw is None or raw.strip() == "":
+        return None
+    if len(raw) > MAX_TEXT_LEN:
+        raise BadParam(f"{name}: at most {MAX_TEXT_LEN} characters")
+    if not _SERVICE.match(raw):
+        raise BadParam(f"{name}: control characters are not allowed")
+    return raw.strip()
+
+
 def parse_verdict(raw: str | None) -> str | None:
     if raw is None:
         return None

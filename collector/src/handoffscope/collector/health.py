@@ -5,7 +5,7 @@
 
 | metric | type | meaning |
 |---|---|---|
-| `handoffscope_runs_in_flight{service}` | gauge | runs with no terminal status and evidence in the last 24 h |
+| `handoffscope_runs_in_flight{service}` | gauge | runs with no terminal status, however old their last evidence |
 | `handoffscope_runs_stuck{service}` | gauge | of those, silent for longer than the grace window, with no open wait |
 | `handoffscope_runs_looping{service}` | gauge | of those, runs whose handoffs loop |
 | `handoffscope_approvals_overdue{service}` | gauge | open waits past their deadline |
@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 QUERY_SQL = SQL_DIR / "query"
 NS = 1_000_000_000
 WINDOW_S = 24 * 3600
-"""Runs in flight are those with evidence in this window (the API's default window)."""
+"""The window of the trend figures health_runs.sql also computes (unused here)."""
 OTHER = "other"
 UNKNOWN = "unknown"
 """Label value for a service or agent the evidence did not name."""
@@ -61,7 +61,7 @@ ROUTE_REASON = "route"
 REJECTION_REASONS = (ROUTE_REASON, *sc.REJECTION_REASONS)
 
 GAUGES = {
-    "runs_in_flight": "Runs with no terminal status and evidence in the last 24 h.",
+    "runs_in_flight": "Runs with no terminal status, however old their last evidence.",
     "runs_stuck": "Runs in flight silent for longer than the grace window, with no open wait.",
     "runs_looping": "Runs in flight whose handoffs loop.",
     "approvals_overdue": "Open waits past their deadline.",
@@ -180,10 +180,12 @@ class HealthMetrics:
                 {
                     "since": now - WINDOW_S * NS,
                     "stuck_before": now - self.grace_ns,
+                    "stuck_since": now - WINDOW_S * NS - self.grace_ns,
                     "started": sc.RUN_STATUS_STARTED,
+                    "service": None,
                 },
             )
-            waits = self._read(cur, "health_waits", {"now": now})
+            waits = self._read(cur, "health_waits", {"now": now, "since": now})
             handoffs = self._read(cur, "health_handoffs", {})
             rejections = self._read(cur, "health_rejections", {})
         finally:
@@ -194,7 +196,7 @@ class HealthMetrics:
             per_service[_name(service)] += n
         for service, *_rest in runs:
             per_service.setdefault(_name(service), 0)
-        for service, _v, _n in waits:
+        for service, _v, _n, _new in waits:
             per_service.setdefault(_name(service), 0)
         self._services.admit(dict(per_service))
         edges: dict[tuple[str, str, str], int] = defaultdict(int)
@@ -203,12 +205,12 @@ class HealthMetrics:
         self._edges.admit(dict(edges))
 
         gauges: dict[str, dict[str, int]] = {g: defaultdict(int) for g in GAUGES}
-        for service, in_flight, stuck, looping in runs:
+        for service, in_flight, stuck, looping, _stuck_new, _looping_new in runs:
             s = self._service(service)
             gauges["runs_in_flight"][s] += in_flight
             gauges["runs_stuck"][s] += stuck
             gauges["runs_looping"][s] += looping
-        for service, verdict, n in waits:
+        for service, verdict, n, _new in waits:
             gauge = WAIT_GAUGES.get(verdict)
             if gauge is not None:
                 gauges[gauge][self._service(service)] += n

@@ -1,9 +1,10 @@
 """The dashboard's entry point and router: `streamlit run app.py` (via `handoffscope dashboard`).
 
-Seven pages, one file each under `views/`, in the order people reach for them: the live
-board for the operator on shift, the four drill-downs (control flow, loops, approvals,
-false completions), the run detail an on-call engineer opens from a link
-(`run_detail?run_id=<id>`), and the weekly review.
+Eight pages, one file each under `views/`, in the order people reach for them: the live
+board and the approvals escalation list for the operator on shift, the runs search and
+the drill-downs (control flow, loops, false completions), the run detail an on-call
+engineer opens from a link (`run_detail?run_id=<id>`), and the weekly review. Every
+page's filters and selections are in its URL (`urlstate`), with a copy-link box.
 
 The router draws the sidebar filters before the page runs (see `layout.sidebar_filters`)
 so the chosen service stays put while moving between pages. Data comes only from the
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from handoffscope.dashboard import layout
+from handoffscope.dashboard import layout, urlstate
 
 HERE = Path(__file__).parent
 # Not `pages/`: Streamlit treats a folder of that name beside the entry point as a legacy
@@ -49,6 +50,7 @@ false_completions = st.Page(
     icon=":material/report:",
     url_path="false_completions",
 )
+runs = st.Page(VIEWS / "runs.py", title="Runs", icon=":material/list:", url_path="runs")
 run_detail = st.Page(
     VIEWS / "run_detail.py",
     title="Run detail",
@@ -65,7 +67,7 @@ weekly_review = st.Page(
 page = st.navigation(
     {
         "Now": [live, approvals],
-        "Investigate": [control_flow, loops, false_completions, run_detail],
+        "Investigate": [runs, control_flow, loops, false_completions, run_detail],
         "Review": [weekly_review],
     }
 )
@@ -76,8 +78,11 @@ if page.url_path == weekly_review.url_path:
     layout.sidebar_filters(page.url_path, weeks=True)
 elif page.url_path == live.url_path:  # the default page lives at the root URL, ""
     layout.sidebar_filters("live", default_window="Last hour")
+elif page.url_path == approvals.url_path:
+    layout.sidebar_filters(page.url_path, window=False)  # an open wait counts whatever its age
 else:
     layout.sidebar_filters(page.url_path)
 layout.sidebar_connection()
 
 page.run()
+urlstate.share()

@@ -91,6 +91,56 @@ def verdict_timeline(timeline: pd.DataFrame, *, height: int = 280) -> go.Figure:
     return _base(fig, height=height)
 
 
+def unhealthy_timeline(timeline: pd.DataFrame, *, height: int = 300) -> go.Figure:
+    """Handoffs per minute for the live board: the unhealthy verdicts stacked as bars on
+    their own scale, the rest (healthy, in flight, waiting) one grey line — so a few
+    failures are not a sliver on top of hundreds of healthy handoffs. The legend sits at
+    the right, beside the plot, not above it."""
+    fig = go.Figure()
+    bad = timeline[[style.is_unhealthy(v) for v in timeline["verdict"]]]
+    for verdict in _precedence_order(list(bad["verdict"].dropna())):
+        rows = bad[bad["verdict"] == verdict]
+        fig.add_bar(
+            x=rows["minute"],
+            y=rows["count"],
+            name=style.verdict_label(verdict),
+            marker_color=style.verdict_color(verdict),
+            hovertemplate="%{x|%H:%M} UTC: %{y} handoffs<extra>%{fullData.name}</extra>",
+        )
+    rest = timeline[[not style.is_unhealthy(v) for v in timeline["verdict"]]]
+    if len(rest):
+        per_minute = rest.groupby("minute", as_index=False)["count"].sum()
+        fig.add_scatter(
+            x=per_minute["minute"],
+            y=per_minute["count"],
+            name="Not failing (all other verdicts)",
+            mode="lines+markers",
+            line={"color": "#64748b", "width": 1.5},
+            yaxis="y2",
+            hovertemplate="%{x|%H:%M} UTC: %{y} handoffs<extra>not failing</extra>",
+        )
+    fig.update_layout(
+        barmode="stack",
+        yaxis={"title": "unhealthy / min", "rangemode": "tozero"},
+        yaxis2={
+            "title": "other / min",
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+        },
+    )
+    top = bad.groupby("minute")["count"].sum().max() if len(bad) else 0
+    _whole_numbers(fig, "y", top)
+    fig.update_xaxes(title=None)
+    _base(fig, height=height)
+    fig.update_layout(
+        legend={"orientation": "v", "x": 1.08, "y": 1, "xanchor": "left", "yanchor": "top"},
+        margin={"l": 10, "r": 10, "t": 10, "b": 10},
+    )
+    return fig
+
+
 def control_flow(edges: pd.DataFrame, *, height: int = 460) -> go.Figure:
     """Agent→agent edges as a Sankey: width = handoffs, colour = unhealthy share.
 

@@ -23,7 +23,7 @@ with `layout.guard()` instead of a traceback. Errors are never cached.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote
@@ -187,7 +187,11 @@ HANDOFF_COLUMNS = [
 ]  # fmt: skip
 IN_FLIGHT_COLUMNS = [
     "run_id", "service", "current_agent", "last_handoff_at", "seconds_since_last_handoff",
-    "verdict", "verdict_label",
+    "verdict", "verdict_label", "stuck", "loop", "pending_approvals",
+]  # fmt: skip
+RUN_LIST_COLUMNS = [
+    *RUN_COLUMNS, "final_agent", "in_flight", "stuck", "seconds_since_last_activity",
+    "trace_ids", "conversation_ids",
 ]  # fmt: skip
 EDGE_COLUMNS = [
     "kind", "from_agent", "to_agent", "count", "unhealthy", "unhealthy_share", "undeclared",
@@ -240,6 +244,19 @@ class Live:
     verdict_counts: dict[str, int]
     timeline: pd.DataFrame
     unhealthy: pd.DataFrame
+    board: dict[str, dict[str, int]] = field(default_factory=dict)
+    """The four tiles: stuck, looping, approvals_overdue, false_complete (docs/api.md)."""
+    in_flight_total: int = 0
+    wait_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Listed:
+    """A capped list and how many there are in all (the page says "N of M")."""
+
+    rows: pd.DataFrame
+    total: int
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -310,13 +327,27 @@ def _live(api: str, token: str | None, service: str | None, window_seconds: int)
     body = _json(api, token, path, {"service": service, "window": window_seconds})
     counts = body.get("verdict_counts") or {}
     now = pd.to_datetime(body.get("now"), utc=True, format="ISO8601", errors="coerce")
+    board = body.get("board") if isinstance(body.get("board"), dict) else {}
     return Live(
         now=None if pd.isna(now) else now,
         in_flight=frame(_list(body, "runs_in_flight", path), IN_FLIGHT_COLUMNS),
-        verdict_counts={str(k): int(v) for k, v in counts.items() if isinstance(v, int | float)},
+        verdict_counts=_counts(counts),
         timeline=frame(_list(body, "timeline", path), TIMELINE_COLUMNS),
         unhealthy=frame(_list(body, "unhealthy", path), HANDOFF_COLUMNS),
+        board={str(k): _counts(v) for k, v in board.items() if isinstance(v, dict)},
+        in_flight_total=_int(body.get("runs_in_flight_total")),
+        wait_counts=_counts(body.get("wait_counts")),
     )
+
+
+def _counts(raw: object) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): int(v) for k, v in raw.items() if isinstance(v, int | float)}
+
+
+def _int(raw: object) -> int:
+    return int(raw) if isinstance(raw, int | float) else 0
 
 
 def live(service: str | None, window_seconds: int) -> Live:
@@ -344,6 +375,46 @@ def runs(
 ) -> pd.DataFrame:
     c = connection()
     return _runs(c.api, c.token, service, window_seconds, verdict, limit)
+
+
+@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
+def _run_list(
+    api: str, token: str | None, service: str | None, window_seconds: int | None,
+    q: str | None, agent: str | None, state: str | None, verdict: str | None, sort: str,
+    limit: int,
+) -> Listed:  # fmt: skip
+    path = f"{API_PREFIX}/runs"
+    params = {
+        "service": service,
+        # A run in flight is listed whatever its age: the window does not apply to a state.
+        "since": "0" if state else _since(window_seconds),
+        "q": q,
+        "agent": agent,
+        "state": state,
+        "verdict": verdict,
+        "sort": sort,
+        "ids": "true",
+        "limit": limit,
+    }
+    body = _json(api, token, path, params)
+    rows = frame(_list(body, "runs", path), RUN_LIST_COLUMNS)
+    return Listed(rows, _int(body.get("total")))
+
+
+def run_list(
+    service: str | None,
+    window_seconds: int | None,
+    *,
+    q: str | None = None,
+    agent: str | None = None,
+    state: str | None = None,
+    verdict: str | None = None,
+    sort: str = "newest",
+    limit: int = 100,
+) -> Listed:
+    """The Runs page's search (docs/api.md, `/runs`): at most `limit` rows and the total."""
+    c = connection()
+    return _run_list(c.api, c.token, service, window_seconds, q, agent, state, verdict, sort, limit)
 
 
 @st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
@@ -409,19 +480,19 @@ def loops(service: str | None, window_seconds: int | None, limit: int = 100) -> 
 
 
 @st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _approvals(api: str, token: str | None, service: str | None) -> pd.DataFrame:
+def _approvals(api: str, token: str | None, service: str | None, limit: int) -> Listed:
     path = f"{API_PREFIX}/approvals"
-    df = frame(
-        _list(_json(api, token, path, {"service": service}), "approvals", path), APPROVAL_COLUMNS
-    )
+    body = _json(api, token, path, {"service": service, "limit": limit})
+    df = frame(_list(body, "approvals", path), APPROVAL_COLUMNS)
     df["seconds_left"] = pd.to_numeric(df["seconds_left"], errors="coerce")
-    return df
+    return Listed(df, _int(body.get("total")), _counts(body.get("counts")))
 
 
-def approvals(service: str | None) -> pd.DataFrame:
-    """Open waits in the collector's order: overdue, then uncertain, then by deadline."""
+def approvals(service: str | None, limit: int = 1000) -> Listed:
+    """Open waits in the collector's order (overdue, then uncertain, then by deadline), at
+    most `limit`, with the total and the count per verdict of every open wait."""
     c = connection()
-    return _approvals(c.api, c.token, service)
+    return _approvals(c.api, c.token, service, limit)
 
 
 @st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
@@ -440,15 +511,16 @@ def drops(service: str | None) -> pd.DataFrame:
 @st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
 def _false_completions(
     api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int
-) -> pd.DataFrame:
+) -> Listed:
     path = f"{API_PREFIX}/false_completions"
     params = {"service": service, "since": _since(window_seconds), "limit": limit}
-    return frame(_list(_json(api, token, path, params), "runs", path), FALSE_COMPLETION_COLUMNS)
+    body = _json(api, token, path, params)
+    return Listed(
+        frame(_list(body, "runs", path), FALSE_COMPLETION_COLUMNS), _int(body.get("total"))
+    )
 
 
-def false_completions(
-    service: str | None, window_seconds: int | None, limit: int = 100
-) -> pd.DataFrame:
+def false_completions(service: str | None, window_seconds: int | None, limit: int = 100) -> Listed:
     c = connection()
     return _false_completions(c.api, c.token, service, window_seconds, limit)
 
@@ -487,7 +559,7 @@ def weekly_csv(service: str | None, weeks: int) -> bytes:
 def clear_cache() -> None:
     """Forget cached answers (the sidebar's "Refresh now")."""
     for fn in (
-        _health, _services, _live, _runs, _run, _edges, _loops, _approvals,
+        _health, _services, _live, _runs, _run_list, _run, _edges, _loops, _approvals,
         _false_completions, _weekly, _weekly_csv,
     ):  # fmt: skip
         fn.clear()

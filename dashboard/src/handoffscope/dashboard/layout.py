@@ -26,7 +26,7 @@ from urllib.parse import quote
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import client, style
+from handoffscope.dashboard import client, style, urlstate
 
 RUN_PAGE_URL_PATH = "run_detail"
 """URL path of the Run detail page; `?run_id=` selects the run."""
@@ -62,44 +62,73 @@ class Filters:
         return f"{who}, {self.window_label.lower()}"
 
 
+WINDOW_SLUGS: dict[str, str] = {
+    "Last 15 minutes": "15m",
+    "Last hour": "1h",
+    "Last 6 hours": "6h",
+    "Last 24 hours": "24h",
+    "Last 7 days": "7d",
+    "Last 30 days": "30d",
+}
+"""How a time window is written in the URL (`?window=1h`)."""
+_WINDOW_OF_SLUG = {v: k for k, v in WINDOW_SLUGS.items()}
+
+
+def window_of_slug(slug: str) -> str:
+    if slug not in _WINDOW_OF_SLUG:
+        raise ValueError(slug)
+    return _WINDOW_OF_SLUG[slug]
+
+
+ANY_AGE = "Any age"
+
+
 def sidebar_filters(
-    page_key: str, *, default_window: str = "Last 24 hours", weeks: bool = False
+    page_key: str,
+    *,
+    default_window: str = "Last 24 hours",
+    weeks: bool = False,
+    window: bool = True,
 ) -> Filters:
-    """Draw the service and time filters in the sidebar and remember them for the page."""
+    """Draw the service and time filters in the sidebar and remember them for the page;
+    both are in the URL (`?service=…&window=1h`, `?weeks=12`), so a view can be shared."""
     with st.sidebar:
         st.subheader("Filters")
         names = _service_names()
         options = [ALL_SERVICES, *names]
-        chosen = st.session_state.get(_SERVICE_KEY)
-        if chosen not in options:
-            # The service vanished from the list (other window, collector restarted):
-            # fall back to all rather than fail.
-            st.session_state[_SERVICE_KEY] = ALL_SERVICES
-        service = st.selectbox("Service", options, key=_SERVICE_KEY)
+        # A service that vanished from the list (other window, collector restarted) falls
+        # back to all rather than fail (`options`).
+        key = urlstate.bind("service", ALL_SERVICES, key=_SERVICE_KEY, options=options)
+        service = st.selectbox("Service", options, key=key)
 
         if weeks:
-            weeks_key = f"filter.weeks.{page_key}"
+            key = urlstate.bind(
+                "weeks",
+                DEFAULT_WEEKS,
+                key=f"filter.weeks.{page_key}",
+                parse=int,
+                options=WEEKS_CHOICES,
+            )
             n = st.selectbox(
                 "Weeks to compare",
                 WEEKS_CHOICES,
-                index=WEEKS_CHOICES.index(st.session_state.get(f"_{weeks_key}", DEFAULT_WEEKS)),
                 format_func=lambda w: f"Last {w} ISO weeks",
-                key=weeks_key,
+                key=key,
             )
-            st.session_state[f"_{weeks_key}"] = n
             filters = Filters(_service_or_none(service), n * 7 * 86400, f"Last {n} ISO weeks", n)
+        elif not window:
+            st.caption("No time window here: every open wait counts, whatever its age.")
+            filters = Filters(_service_or_none(service), 0, ANY_AGE)
         else:
-            window_key = f"filter.window.{page_key}"
-            labels = list(WINDOWS)
-            # Widget state is dropped when its page is not shown; this plain key outlives it.
-            remembered = st.session_state.get(f"_{window_key}", default_window)
-            label = st.selectbox(
-                "Time window",
-                labels,
-                index=labels.index(remembered if remembered in WINDOWS else default_window),
-                key=window_key,
+            key = urlstate.bind(
+                "window",
+                default_window,
+                key=f"filter.window.{page_key}",
+                parse=window_of_slug,
+                dump=WINDOW_SLUGS.__getitem__,
+                options=list(WINDOWS),
             )
-            st.session_state[f"_{window_key}"] = label
+            label = st.selectbox("Time window", list(WINDOWS), key=key)
             filters = Filters(_service_or_none(service), WINDOWS[label], label)
     st.session_state[_FILTERS_KEY] = filters
     return filters
@@ -228,3 +257,16 @@ def last_updated(ts: pd.Timestamp | None, every_seconds: int | None = None) -> N
     when = style.clock(ts if ts is not None else pd.Timestamp.now(tz="UTC"))
     tail = f" · refreshes every {every_seconds} s" if every_seconds else ""
     st.caption(f"Last updated {when}{tail}")
+
+
+def capped(shown: int, total: int, unit: str, how: str = "", link: str | None = None) -> None:
+    """Under a capped list: "Showing N of M <unit>s" and how to reach the rest; silent when
+    nothing is cut."""
+    if total <= shown:
+        return
+    text = f"Showing {shown:,} of {style.count(total, unit)}."
+    if link:
+        text += f" [See all of them]({link})."
+    if how:
+        text += f" {how}"
+    st.warning(text, icon=":material/filter_list:")

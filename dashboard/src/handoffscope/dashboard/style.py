@@ -5,10 +5,14 @@ in every chart, and a verdict is always shown in words (`semconv.VERDICT_LABELS`
 "Destination never started"), never as its wire name. Numbers carry their unit
 ("42 s", "3 handoffs", "12 %"). Pages and charts take all of that from here.
 
-The palette groups verdicts so the eye sorts them before reading: reds and oranges for
-the handoff-boundary failures (1–6 of DESIGN §4), purple and pink for the run-level
-failures (loop, false completion), amber for broken waits, teal for a healthy wait,
-blue for in flight, green for healthy.
+The palette is one colour per *meaning*, not per verdict: the six handoff-boundary
+failures (1–6 of DESIGN §4) share one dark red — which boundary is always said in
+words — and every other meaning has its own colour (`COLOR_MEANINGS`). The colours were
+chosen so that every pair stays apart (CIE76 ΔE ≥ `MIN_DELTA_E`) under normal vision and
+under protanopia, deuteranopia and tritanopia (Machado et al. 2009, full severity), and
+text on each badge (`text_on`) reaches WCAG AA contrast (≥ 4.5:1); tests/dashboard/
+test_palette.py computes both. No other colour on any page reuses one of these hues for
+another meaning.
 """
 
 from __future__ import annotations
@@ -22,28 +26,46 @@ import pandas as pd
 
 from handoffscope.instrumentation import semconv as sc
 
+COLOR_MEANINGS: dict[str, str] = {
+    "a handoff failed at a boundary": "#991b1b",
+    "loop": "#c2410c",
+    "false completion": "#e879f9",
+    "approval overdue": "#fb923c",
+    "wait uncertain": "#facc15",
+    "run failed": "#0f172a",
+    "waiting on a person": "#115e59",
+    "in flight": "#2563eb",
+    "unverified": "#cbd5e1",
+    "healthy": "#86efac",
+}
+MIN_DELTA_E = 20.0
+"""The smallest CIE76 distance between two meanings' colours, in any of the four visions."""
+MIN_CONTRAST = 4.5
+"""WCAG 2.x AA for normal text."""
+
+_BOUNDARY_FAILURE = COLOR_MEANINGS["a handoff failed at a boundary"]
 VERDICT_COLORS: dict[str, str] = {
-    sc.ROUTE_REJECTED: "#991b1b",
-    sc.STALE_CONTROL: "#dc2626",
-    sc.OPEN_TOOL_PROTOCOL: "#ea580c",
-    sc.CONTEXT_INCOMPLETE: "#f97316",
-    sc.CONTRACT_REJECTED: "#c2410c",
-    sc.DESTINATION_NOT_STARTED: "#be123c",
-    sc.LOOP: "#7c3aed",
-    sc.FALSE_COMPLETE: "#db2777",
-    sc.APPROVAL_OVERDUE: "#a16207",
-    sc.WAIT_UNCERTAIN: "#eab308",
-    sc.RUN_FAILED: "#475569",
-    sc.WAITING_ON_APPROVAL: "#0d9488",
-    sc.IN_FLIGHT: "#2563eb",
-    sc.UNVERIFIED: "#64748b",
-    sc.HEALTHY: "#16a34a",
+    sc.ROUTE_REJECTED: _BOUNDARY_FAILURE,
+    sc.STALE_CONTROL: _BOUNDARY_FAILURE,
+    sc.OPEN_TOOL_PROTOCOL: _BOUNDARY_FAILURE,
+    sc.CONTEXT_INCOMPLETE: _BOUNDARY_FAILURE,
+    sc.CONTRACT_REJECTED: _BOUNDARY_FAILURE,
+    sc.DESTINATION_NOT_STARTED: _BOUNDARY_FAILURE,
+    sc.LOOP: COLOR_MEANINGS["loop"],
+    sc.FALSE_COMPLETE: COLOR_MEANINGS["false completion"],
+    sc.APPROVAL_OVERDUE: COLOR_MEANINGS["approval overdue"],
+    sc.WAIT_UNCERTAIN: COLOR_MEANINGS["wait uncertain"],
+    sc.RUN_FAILED: COLOR_MEANINGS["run failed"],
+    sc.WAITING_ON_APPROVAL: COLOR_MEANINGS["waiting on a person"],
+    sc.IN_FLIGHT: COLOR_MEANINGS["in flight"],
+    sc.UNVERIFIED: COLOR_MEANINGS["unverified"],
+    sc.HEALTHY: COLOR_MEANINGS["healthy"],
 }
 UNKNOWN_COLOR = "#6b7280"
 """For a verdict this dashboard does not know (a newer collector): grey, never a crash."""
 
 HEALTHY_GREEN = VERDICT_COLORS[sc.HEALTHY]
-FAILURE_RED = VERDICT_COLORS[sc.STALE_CONTROL]
+FAILURE_RED = _BOUNDARY_FAILURE
 
 BOUNDARY_LABELS: dict[str, str] = {
     sc.BOUNDARY_ROUTE: "Route",
@@ -80,11 +102,13 @@ REJECTION_REASON_LABELS: dict[str, str] = {
 
 REASON_COLORS: dict[str, str] = {
     "route": VERDICT_COLORS[sc.ROUTE_REJECTED],
-    sc.REJECTION_INVALID: "#c2410c",
-    sc.REJECTION_STALE: "#d97706",
-    sc.REJECTION_UNAUTHORIZED: "#7c3aed",
-    sc.REJECTION_NO_BUDGET: "#0f766e",
-    sc.REJECTION_VAGUE_GOAL: "#475569",
+    # Rejection reasons are all "a boundary failed": shades of that red and of neutral
+    # stone, never a hue that means something else on another page.
+    sc.REJECTION_INVALID: "#dc2626",
+    sc.REJECTION_STALE: "#f87171",
+    sc.REJECTION_UNAUTHORIZED: "#57534e",
+    sc.REJECTION_NO_BUDGET: "#a8a29e",
+    sc.REJECTION_VAGUE_GOAL: "#7f1d1d",
 }
 """One colour per rejection reason, so a reason keeps its colour from week to week."""
 
@@ -214,10 +238,30 @@ def _words(code: object, labels: dict[str, str]) -> str:
     return labels.get(code, code.replace("_", " ").capitalize())
 
 
+DARK_TEXT = "#111827"
+LIGHT_TEXT = "#ffffff"
+
+
+def _linear(channel: int) -> float:
+    c = channel / 255
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def luminance(color: str) -> float:
+    """WCAG relative luminance of "#rrggbb"."""
+    r, g, b = (_linear(int(color[i : i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two "#rrggbb" colours (1 to 21)."""
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 def text_on(color: str) -> str:
-    """Black or white, whichever reads better on `color` ("#rrggbb")."""
-    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
-    return "#111827" if 0.299 * r + 0.587 * g + 0.114 * b > 160 else "white"
+    """Dark or white text, whichever contrasts more with `color` ("#rrggbb")."""
+    return DARK_TEXT if contrast(color, DARK_TEXT) >= contrast(color, LIGHT_TEXT) else LIGHT_TEXT
 
 
 def verdict_cell_css(label: object) -> str:
@@ -230,7 +274,7 @@ def verdict_cell_css(label: object) -> str:
 
 def boundary_cell_css(words: object) -> str:
     if words == BOUNDARY_STATE_WORDS[BOUNDARY_STATE_FAILED]:
-        return f"background-color: {FAILURE_RED}; color: white; font-weight: 700"
+        return f"background-color: {FAILURE_RED}; color: {text_on(FAILURE_RED)}; font-weight: 700"
     if words == BOUNDARY_STATE_WORDS[BOUNDARY_STATE_PASSED]:
         return "background-color: #dcfce7; color: #14532d"
     return "color: #6b7280"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard import charts, client, layout, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Control flow")
@@ -41,7 +41,15 @@ def _runs_behind(ranked: pd.DataFrame) -> None:
     names = [
         style.edge(f, t) for f, t in zip(ranked["from_agent"], ranked["to_agent"], strict=True)
     ]
-    choice = st.selectbox("Edge", range(len(ranked)), format_func=lambda i: names[i], key="cf_edge")
+    key = urlstate.bind(
+        "edge",
+        0,
+        key="cf_edge",
+        parse=names.index,
+        dump=names.__getitem__,
+        options=range(len(ranked)),
+    )
+    choice = st.selectbox("Edge", range(len(ranked)), format_func=lambda i: names[i], key=key)
     row = ranked.iloc[int(choice)]
     run_ids = [r for r in (row["runs"] if isinstance(row["runs"], list) else []) if r]
     if not run_ids:

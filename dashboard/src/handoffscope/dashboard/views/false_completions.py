@@ -29,7 +29,8 @@ def _verifier_words(result: object, verifier: object) -> str:
 
 
 with layout.guard():
-    runs = client.false_completions(filters.service, filters.window_seconds)
+    listed = client.false_completions(filters.service, filters.window_seconds, limit=1000)
+    runs = listed.rows
     if runs.empty:
         layout.empty_state(
             "No false completions",
@@ -40,7 +41,8 @@ with layout.guard():
         runs = runs.sort_values("ended_at", ascending=False, na_position="last")
         failed = int((runs["outcome_result"] == sc.OUTCOME_FAIL).sum())
         c1, c2, c3 = st.columns(3)
-        c1.metric("Runs", style.count(len(runs), "run"))
+        c1.metric("Runs", style.count(listed.total, "run"))
+        # Of the listed runs (all of them unless the list is capped, which it says).
         c2.metric("Verifier failed", style.count(failed, "run"))
         c3.metric("No verifier ran", style.count(len(runs) - failed, "run"))
 
@@ -54,6 +56,7 @@ with layout.guard():
         ]
         view["Safe next step"] = style.next_step(sc.FALSE_COMPLETE)
         layout.table(view, column_config={"Run": layout.run_link_column()})
+        layout.capped(len(runs), listed.total, "run", "Narrow the time window or pick a service.")
 
         st.subheader("Who claims done without proof")
         st.plotly_chart(

@@ -1,46 +1,136 @@
 """Live: "is anything stuck, looping, waiting past its deadline or claiming done — right now?"
 
-For the operator on shift. Refreshes itself every few seconds (a `st.fragment` with
-`run_every`, so only the board reruns, not the sidebar): runs in flight with the agent
-holding the work and the time since its last handoff, handoffs per verdict over the
-window (the last hour by default), and the newest unhealthy handoffs with the safe next
-step. The "last updated" line is the collector's clock at the answer.
+For the operator on shift. The first screen answers those four questions: one tile each —
+stuck runs, runs looping now, overdue approvals, runs done without proof — with its trend
+(how many became so inside the window) and a link to its list, worst and oldest first;
+then the stuck runs themselves. Below: handoffs per minute (the unhealthy ones on their
+own scale), every run in flight, the newest unhealthy handoffs.
+
+A run is in flight until it ends, however old its last evidence: the longest-stuck runs
+head the list, they do not fall off it. Each tile is the collector's own count (one query
+per figure, the same one `/metrics` and the list pages use), never a count of a capped list.
+Refreshes itself every few seconds (a `st.fragment` with `run_every`, so only the board
+reruns, not the sidebar). The "last updated" line is the collector's clock at the answer.
 """
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from handoffscope.dashboard import charts, client, layout, style
-from handoffscope.instrumentation import semconv as sc
 
 REFRESH_SECONDS = 5
+STUCK_ROWS = 8  # stuck runs on the first screen; the tile links to all of them
+
+RUNS_PAGE = "views/runs.py"
+APPROVALS_PAGE = "views/approvals.py"
+FALSE_COMPLETIONS_PAGE = "views/false_completions.py"
 
 st.title("Live")
-st.caption(
-    "Runs in flight, handoff verdicts over the window, and the newest unhealthy handoffs "
-    "with the safe next step."
-)
 filters = layout.current_filters()
 
 
-def _metrics(data: client.Live) -> None:
-    counts = data.verdict_counts
-    total = sum(counts.values())
-    unhealthy = sum(n for v, n in counts.items() if style.is_unhealthy(v))
-    share = unhealthy / total if total else 0.0
+def _tile(
+    column,
+    label: str,
+    value: int,
+    unit: str,
+    trend: str,
+    link: tuple[str, str, dict[str, str]],
+    help_: str,
+) -> None:
+    page, words, params = link
+    with column.container(border=True):
+        st.metric(
+            label,
+            style.count(value, unit),
+            trend,
+            delta_color="off" if trend.startswith(("+0 ", "±0 ")) else "inverse",
+            help=help_,
+        )
+        st.page_link(page, label=words, icon=":material/arrow_forward:", query_params=params)
+
+
+def _tiles(data: client.Live) -> None:
+    b = data.board
+    window = filters.window_label.lower()
+    stuck, looping = b.get("stuck", {}), b.get("looping", {})
+    overdue, done = b.get("approvals_overdue", {}), b.get("false_complete", {})
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Runs in flight", style.count(len(data.in_flight), "run"))
-    c2.metric(f"Handoffs ({filters.window_label.lower()})", style.count(total, "handoff"))
-    c3.metric(
-        "Unhealthy",
-        style.count(unhealthy, "handoff"),
-        f"{style.percent(share)} of all",
-        delta_color="off",
-        delta_arrow="off",
+    _tile(
+        c1,
+        "Stuck runs",
+        stuck.get("count", 0),
+        "run",
+        f"+{stuck.get('new_in_window', 0)} in the {window}",
+        (RUNS_PAGE, "All stuck runs", {"state": "stuck", "sort": "severity"}),
+        "In flight (no end yet, whatever its age), silent for longer than the grace window "
+        "and not waiting on a person.",
     )
-    overdue = counts.get(sc.APPROVAL_OVERDUE, 0)
-    c4.metric("Approvals overdue", style.count(overdue, "wait"))
+    _tile(
+        c2,
+        "Looping now",
+        looping.get("count", 0),
+        "run",
+        f"+{looping.get('new_in_window', 0)} in the {window}",
+        (RUNS_PAGE, "All looping runs", {"state": "looping", "sort": "severity"}),
+        "Runs in flight whose handoffs repeat the same work (same destination, task and state).",
+    )
+    _tile(
+        c3,
+        "Approvals overdue",
+        overdue.get("count", 0),
+        "wait",
+        f"+{overdue.get('new_in_window', 0)} in the {window}",
+        (APPROVALS_PAGE, "All open waits, by owner", {}),
+        "Open waits on a person past their deadline, run-level and handoff-level, whatever "
+        "their age (the Approvals page counts the same).",
+    )
+    now_n, before = done.get("count", 0), done.get("previous_window", 0)
+    diff = now_n - before
+    _tile(
+        c4,
+        f"Done without proof, {window}",
+        now_n,
+        "run",
+        f"{'+' if diff > 0 else '±' if diff == 0 else ''}{diff} vs the {window[5:]} before",
+        (
+            FALSE_COMPLETIONS_PAGE,
+            "All false completions",
+            {"window": layout.WINDOW_SLUGS.get(filters.window_label, "1h")},
+        ),
+        "Runs first seen in the window that claimed completion without a passing verifier.",
+    )
+
+
+def _stuck(data: client.Live) -> None:
+    stuck = data.in_flight[data.in_flight["stuck"].fillna(False).astype(bool)]
+    total = data.board.get("stuck", {}).get("count", len(stuck))
+    st.subheader("Stuck runs")
+    if stuck.empty:
+        st.success("No run is stuck.", icon=":material/check_circle:")
+        return
+    shown = stuck.head(STUCK_ROWS)
+    layout.table(_run_rows(shown), column_config={"Run": layout.run_link_column()})
+    if total > len(shown):
+        st.page_link(
+            RUNS_PAGE,
+            label=f"Showing {len(shown)} of {style.count(total, 'stuck run')} — see them all",
+            icon=":material/arrow_forward:",
+            query_params={"state": "stuck", "sort": "severity"},
+        )
+
+
+def _run_rows(df: pd.DataFrame) -> pd.DataFrame:
+    view = layout.with_run_links(df)[["run_id", "service", "current_agent"]].rename(
+        columns={"run_id": "Run", "service": "Service", "current_agent": "Agent holding the work"}
+    )
+    view["Silent for"] = [style.duration(s) for s in df["seconds_since_last_handoff"]]
+    view["Last handoff"] = [style.clock(t) for t in df["last_handoff_at"]]
+    view["Verdict"] = [style.verdict_label(v) for v in df["verdict"]]
+    view["Loop"] = ["loop" if bool(x) else "" for x in df["loop"].fillna(False)]
+    return view
 
 
 def _in_flight(data: client.Live) -> None:
@@ -48,14 +138,15 @@ def _in_flight(data: client.Live) -> None:
     if data.in_flight.empty:
         st.success("No run is in flight right now.", icon=":material/check_circle:")
         return
-    df = data.in_flight.sort_values("seconds_since_last_handoff", ascending=False)
-    view = layout.with_run_links(df)[["run_id", "service", "current_agent"]].rename(
-        columns={"run_id": "Run", "service": "Service", "current_agent": "Agent holding the work"}
+    layout.table(_run_rows(data.in_flight), column_config={"Run": layout.run_link_column()})
+    total = max(data.in_flight_total, len(data.in_flight))
+    layout.capped(
+        len(data.in_flight),
+        total,
+        "run in flight",
+        link="runs?state=in_flight&sort=severity",
     )
-    view["Since last handoff"] = [style.duration(s) for s in df["seconds_since_last_handoff"]]
-    view["Last handoff"] = [style.clock(t) for t in df["last_handoff_at"]]
-    view["Verdict"] = [style.verdict_label(v) for v in df["verdict"]]
-    layout.table(view, column_config={"Run": layout.run_link_column()})
+    st.caption("Stuck first (longest silent), then looping, then the rest by silence.")
 
 
 def _unhealthy(data: client.Live) -> None:
@@ -103,7 +194,12 @@ def board() -> None:
     with layout.guard():
         data = client.live(filters.service, filters.window_seconds)
         layout.last_updated(data.now, REFRESH_SECONDS)
-        if not data.verdict_counts and data.in_flight.empty and data.unhealthy.empty:
+        if (
+            not data.verdict_counts
+            and data.in_flight.empty
+            and data.unhealthy.empty
+            and not any(t.get("count") for t in data.board.values())
+        ):
             conn = client.connection()
             layout.empty_state(
                 "No handoffs yet",
@@ -113,19 +209,22 @@ def board() -> None:
             )
             _drops()
             return
-        _metrics(data)
-        left, right = st.columns([2, 3])
-        with left:
-            st.subheader("Handoffs by verdict")
-            st.plotly_chart(charts.verdict_counts(data.verdict_counts), key="live_counts")
-        with right:
-            st.subheader("Per minute")
-            if data.timeline.empty:
-                st.caption("No per-minute breakdown in this window.")
-            else:
-                st.plotly_chart(charts.verdict_timeline(data.timeline), key="live_timeline")
-        _unhealthy(data)
+        _tiles(data)
+        _stuck(data)
+        st.subheader(f"Handoffs per minute ({filters.window_label.lower()})")
+        if data.timeline.empty:
+            st.caption("No handoff in this window.")
+        else:
+            total = sum(data.verdict_counts.values())
+            unhealthy = sum(n for v, n in data.verdict_counts.items() if style.is_unhealthy(v))
+            st.caption(
+                f"{style.count(total, 'handoff')}, {unhealthy:,} unhealthy "
+                f"({style.percent(unhealthy / total if total else 0.0)}). Bars: unhealthy "
+                "handoffs by verdict (left scale); line: every other handoff (right scale)."
+            )
+            st.plotly_chart(charts.unhealthy_timeline(data.timeline), key="live_timeline")
         _in_flight(data)
+        _unhealthy(data)
         _drops()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard import charts, client, layout, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Loops")
@@ -48,13 +48,22 @@ with layout.guard():
         layout.table(view, column_config={"Run": layout.run_link_column()})
 
         st.subheader("The cycle")
+        run_ids = [str(r) for r in loops["run_id"]]
+        key = urlstate.bind(
+            "run",
+            0,
+            key="loops_run",
+            parse=run_ids.index,
+            dump=run_ids.__getitem__,
+            options=range(len(loops)),
+        )
         idx = st.selectbox(
             "Run",
             range(len(loops)),
             format_func=lambda i: (
                 f"{loops.iloc[i]['run_id']} ({style.path(loops.iloc[i]['cycle'] or [])})"
             ),
-            key="loops_run",
+            key=key,
         )
         row = loops.iloc[int(idx)]
         cycle = row["cycle"] if isinstance(row["cycle"], list) else []

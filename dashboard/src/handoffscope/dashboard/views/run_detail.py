@@ -75,6 +75,46 @@ def _pick_run() -> str | None:
     return None
 
 
+# --- header: the verdict in one line, the run's facts, loop and wait evidence ----------
+
+
+def _first_failure(run: client.RunDetail) -> object | None:
+    """The handoff whose failure decides the run's verdict (the first with that verdict)."""
+    verdict = run.summary.get("verdict")
+    for h in run.handoffs.itertuples():
+        if h.verdict == verdict and style.text(h.failed_boundary):
+            return h
+    return None
+
+
+def headline(run: client.RunDetail) -> str:
+    """The run's verdict in one line of words: which edge, which boundary, what to do."""
+    s = run.summary
+    verdict = s.get("verdict")
+    label = style.verdict_label(verdict)
+    step = style.md(s.get("next_step")) or style.next_step(verdict)
+    h = _first_failure(run)
+    if h is not None:
+        where = (
+            f"at **{style.md(style.edge(h.from_agent, h.to_agent))}**, boundary "
+            f"**{style.boundary_label(h.failed_boundary)}**"
+        )
+        why = style.md(style.text(h.why))
+        return f"**{label}** {where}: {why}. **Do:** {style.md(style.text(h.next_step)) or step}"
+    why = style.md(s.get("why"))
+    if style.is_unhealthy(verdict):
+        return f"**{label}**: {why}. **Do:** {step}"
+    if verdict == sc.UNVERIFIED:
+        return f"**{label}**: {why}. {step}"
+    if verdict in (sc.WAITING_ON_APPROVAL, sc.IN_FLIGHT):
+        return f"**{label}**. {step}"
+    return f"**{label}**. Every observed boundary passed."
+
+
+def _running(s: dict) -> bool:
+    return s.get("ended_at") is None and s.get("status") in (None, sc.RUN_STATUS_STARTED)
+
+
 def _header(run: client.RunDetail) -> None:
     s = run.summary
     verdict = s.get("verdict")
@@ -84,45 +124,122 @@ def _header(run: client.RunDetail) -> None:
         f"### {style.md(s.get('run_id'))} {layout.verdict_badge(verdict)}",
         unsafe_allow_html=True,
     )
-    step = style.md(s.get("next_step")) or style.next_step(verdict)
+    line = headline(run)
     if style.is_unhealthy(verdict):
-        st.error(
-            f"**{style.verdict_label(verdict)}.** Safe next step: {step}", icon=":material/error:"
-        )
+        st.error(line, icon=":material/error:")
     elif verdict in (sc.WAITING_ON_APPROVAL, sc.IN_FLIGHT):
-        st.info(f"**{style.verdict_label(verdict)}.** {step}", icon=":material/hourglass_top:")
+        st.info(line, icon=":material/hourglass_top:")
     elif verdict == sc.UNVERIFIED:
-        st.warning(
-            f"**{style.verdict_label(verdict)}.** {style.md(s.get('why')) or ''} {step}",
-            icon=":material/help:",
-        )
+        st.warning(line, icon=":material/help:")
     else:
-        st.success(
-            f"**{style.verdict_label(verdict)}.** Every observed boundary passed.",
-            icon=":material/check_circle:",
-        )
+        st.success(line, icon=":material/check_circle:")
     if s.get("not_observed"):
         st.caption(style.md(s.get("not_observed")))
-    if style.is_unhealthy(verdict) and s.get("why"):
-        st.caption("First failure: " + style.md(s.get("why")))
 
     started, ended = s.get("started_at"), s.get("ended_at")
     last = s.get("last_seen_at")
-    span = (
-        (ended or last) - started if started is not None and (ended or last) is not None else None
-    )
+    running = _running(s)
+    end = pd.Timestamp.now(tz="UTC") if running else (ended or last)
+    span = end - started if started is not None and end is not None else None
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Status", style.status_label(s.get("status")))
+    c1.metric("Status", "Running" if running else style.status_label(s.get("status")))
     c2.metric("Turns", style.count(s.get("turns"), "turn"))
-    c3.metric("Handoffs", style.count(len(run.handoffs), "handoff"))
-    c4.metric("Duration", style.duration(span.total_seconds()) if span is not None else "—")
+    c3.metric("Handoffs", style.count(s.get("handoff_count") or len(run.handoffs), "handoff"))
+    c4.metric(
+        "Running for" if running else "Duration",
+        style.duration(span.total_seconds()) if span is not None else "—",
+    )
     who = s.get("final_agent") or s.get("current_agent")
+    ids = []
+    if s.get("conversation_ids"):
+        ids.append("conversation " + ", ".join(style.md(c) for c in s["conversation_ids"][:3]))
+    if s.get("trace_ids"):
+        more = len(s["trace_ids"]) - 1
+        ids.append(
+            "trace " + style.md(s["trace_ids"][0]) + (f" (+{more} more)" if more > 0 else "")
+        )
     st.caption(
         f"Service **{style.md(s.get('service')) or '—'}** · started {style.clock(started)} · "
         f"last evidence {style.clock(last)}"
+        + (" · still running" if running else "")
         + (f" · ended {style.clock(ended)}" if ended is not None else "")
         + (f" · work with **{style.md(who)}**" if who else "")
+        + "".join(f" · {i}" for i in ids)
     )
+    _loop_evidence(run)
+    _wait_evidence(run)
+
+
+def _loop_evidence(run: client.RunDetail) -> None:
+    """What makes it a loop: the repeated (destination, task, state) key, turns burned."""
+    s = run.summary
+    if not s.get("loop"):
+        return
+    df = run.handoffs
+    keys = []
+    if not df.empty and "loop" in df.columns:
+        looped = df[df["loop"].fillna(False).astype(bool)]
+        for h in looped.itertuples():
+            keys.append(
+                f"{style.md(style.text(h.to_agent, '?'))} · task {style.md(style.text(h.fingerprint, '?'))} "
+                f"· state v{style.text(h.state_version, '?')}"
+            )
+    cycle = style.md(style.path(run.loop_cycle)) if run.loop_cycle else "—"
+    repeats = style.count(s.get("loop_repeats") or 0, "time")
+    st.markdown(
+        f"**Loop evidence:** cycle {cycle}, repeated {repeats}; "
+        f"{style.count(s.get('turns') or 0, 'turn')} burned"
+        + (f"; repeated key: {'; '.join(dict.fromkeys(keys))}" if keys else "")
+        + "."
+    )
+
+
+def _wait_evidence(run: client.RunDetail) -> None:
+    """Who the run waits on, and until when."""
+    w = run.waits
+    if w.empty:
+        return
+    parts = []
+    for row in w.itertuples():
+        owner = style.md(row.owner) if style.text(row.owner) else "**nobody** (no owner)"
+        parts.append(
+            f"{style.verdict_label(row.verdict)}: {owner} — deadline {style.clock(row.deadline)} "
+            f"({style.time_left(row.seconds_left)})"
+        )
+    st.markdown("**Waiting on:** " + "; ".join(parts))
+
+
+EXTRA_BOUNDARIES = {
+    sc.BOUNDARY_PROGRESS: "Progress (loop)",
+    sc.BOUNDARY_WAIT: "Wait",
+}
+NOT_APPLICABLE = "— none"
+
+
+def extra_boundary_states(h) -> dict[str, str]:
+    """The two checks beside the six boundaries (DESIGN §4): progress (a loop) and the wait
+    checkpoint, so a loop or a broken wait never reads all green."""
+    failed = style.text(h.failed_boundary)
+    words = style.BOUNDARY_STATE_WORDS
+    loop = bool(getattr(h, "loop", False) or False)
+    if failed == sc.BOUNDARY_PROGRESS or loop:
+        progress = words[style.BOUNDARY_STATE_FAILED]
+    elif failed in sc.BOUNDARIES[:5] or failed == sc.BOUNDARY_RUN:
+        # Checked after the destination (DESIGN §4): not reached when an earlier one failed.
+        progress = words[style.BOUNDARY_STATE_UNKNOWN]
+    else:
+        progress = words[style.BOUNDARY_STATE_PASSED]
+    waited = bool(getattr(h, "wait", False) or False)
+    if failed == sc.BOUNDARY_WAIT:
+        wait = words[style.BOUNDARY_STATE_FAILED]
+    elif waited:
+        wait = words[style.BOUNDARY_STATE_PASSED]
+    else:
+        wait = NOT_APPLICABLE
+    return {
+        EXTRA_BOUNDARIES[sc.BOUNDARY_PROGRESS]: progress,
+        EXTRA_BOUNDARIES[sc.BOUNDARY_WAIT]: wait,
+    }
 
 
 def _path(run: client.RunDetail) -> None:
@@ -155,6 +272,7 @@ def _boundaries(run: client.RunDetail) -> None:
             row[style.boundary_label(b)] = style.BOUNDARY_STATE_WORDS.get(
                 states.get(b, style.BOUNDARY_STATE_UNKNOWN), "· no evidence"
             )
+        row.update(extra_boundary_states(h))
         row["First failure"] = style.boundary_label(h.failed_boundary)
         row["Why"] = style.text(h.why)
         row["Safe next step"] = (
@@ -164,7 +282,13 @@ def _boundaries(run: client.RunDetail) -> None:
         )
         rows.append(row)
     view = pd.DataFrame(rows)
-    layout.table(view, boundary_columns=[style.boundary_label(b) for b in sc.BOUNDARIES])
+    layout.table(
+        view,
+        boundary_columns=[
+            *(style.boundary_label(b) for b in sc.BOUNDARIES),
+            *EXTRA_BOUNDARIES.values(),
+        ],
+    )
     st.caption(
         "Boundaries in the order they are checked; the first that failed decides the verdict "
         "(DESIGN §4), so a later green signal never hides it. “No evidence”: not reported yet, "

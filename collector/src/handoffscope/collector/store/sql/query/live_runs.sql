@@ -1,13 +1,20 @@
--- Live board: runs still in flight (no terminal run.status yet) that saw evidence
--- since $since, with the agent holding the work; most recent handoff first.
--- last_seen_ns tracks the newest evidence, and runs are appended as they change, so
--- the newest row groups hold these rows and the range filter skips the rest.
+-- Live board: runs still in flight (no terminal run.status yet), however old their last
+-- evidence (health_runs.sql counts the same rows), worst first: stuck runs (silent past
+-- $stuck_before, not held by a wait) longest-silent first, then looping runs, then the
+-- rest by silence. `total` is how many there are beyond $limit.
+WITH r AS (
+    SELECT
+        run_id, service, current_agent, last_handoff_ns, last_seen_ns, loop, pending_approvals,
+        coalesce(last_handoff_ns, last_seen_ns) AS last_activity_ns,
+        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict
+    FROM runs
+    WHERE (status IS NULL OR status = $started)
+      AND ($service::VARCHAR IS NULL OR service = $service)
+)
 SELECT
-    run_id, service, current_agent, last_handoff_ns, last_seen_ns,
-    hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict
-FROM runs
-WHERE last_seen_ns >= $since
-  AND (status IS NULL OR status = $started)
-  AND ($service::VARCHAR IS NULL OR service = $service)
-ORDER BY coalesce(last_handoff_ns, last_seen_ns) DESC, run_id
+    *,
+    last_activity_ns < $stuck_before AND pending_approvals = 0 AS stuck,
+    count(*) OVER () AS total
+FROM r
+ORDER BY stuck DESC, loop DESC, last_activity_ns, run_id
 LIMIT $limit;

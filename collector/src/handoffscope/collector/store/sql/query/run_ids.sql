@@ -1,0 +1,12 @@
+-- The trace ids and conversation (thread) ids the evidence of these runs carried, so the
+-- runs list can show them (GET /api/v1/runs?ids=true). $lo is the earliest arrival of
+-- the listed runs: only the row groups received since then are read.
+SELECT
+    handoff_run_id AS run_id,
+    list(DISTINCT trace_id ORDER BY trace_id) AS trace_ids,
+    list(DISTINCT gen_ai_conversation_id ORDER BY gen_ai_conversation_id)
+        FILTER (WHERE gen_ai_conversation_id IS NOT NULL) AS conversation_ids
+FROM spans
+WHERE received_ns >= $lo
+  AND handoff_run_id IN (SELECT unnest($run_ids::VARCHAR[]))
+GROUP BY 1;
