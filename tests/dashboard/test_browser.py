@@ -34,7 +34,7 @@ PAGES = [
         "control_flow",
         ["Control flow", "Runs behind an edge", "Dashed: an undeclared"],
     ),
-    ("loops", "loops", ["Loops", "Turns burned", "triage → billing → triage"]),
+    ("loops", "loops", ["Loops", "Turns burned", "Cycles", "burned. Safe next step"]),
     ("approvals", "approvals", ["Approvals", "Overdue", "Time to deadline"]),
     (
         "false_completions",

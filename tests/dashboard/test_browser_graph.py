@@ -201,7 +201,7 @@ def test_loops_and_weekly_review_render_without_console_complaints(
     body = _weekly(flow_api)
     now = body["weeks"][-1]
     assert now["partial"] is True and body["weeks"][-2]["partial"] is False
-    page.get_by_text(f"This week so far ({body['this_week']}, partial)").wait_for(
+    page.get_by_text(f"This week so far ({body['this_week']}, partial)").first.wait_for(
         timeout=PAGE_SECONDS * 1000
     )
     shown = page.locator('[data-testid="stMetricValue"]').all_inner_texts()

@@ -340,7 +340,8 @@ def control_flow(edges: pd.DataFrame, *, height: int | None = None) -> go.Figure
     half = (tallest - 1) / 2
     if across:
         fig.update_xaxes(visible=False, range=[-0.5, columns + 0.5])
-        fig.update_yaxes(visible=False, range=[-half - 0.7, half + 0.8])
+        loops = any(f == t for f, t in pairs)  # a self-loop needs the room above its agent
+        fig.update_yaxes(visible=False, range=[-half - 0.7, half + (0.8 if loops else 0.35)])
     else:
         fig.update_xaxes(visible=False, range=[-half - 0.5, half + 0.9])
         fig.update_yaxes(visible=False, range=[-columns - 0.4, 0.6])
@@ -554,7 +555,9 @@ def counts_by(
     return _base(fig, height=max(height, 36 * len(counts) + 80))
 
 
-PARTIAL_PATTERN = {"shape": "/", "fgcolor": "white", "size": 6, "solidity": 0.35}
+PARTIAL_PATTERN = {
+    "shape": "/", "fillmode": "overlay", "fgcolor": "white", "size": 7, "solidity": 0.45,
+}  # fmt: skip
 """Hatching for the current, partial week: its bar must not read like a whole week's."""
 
 

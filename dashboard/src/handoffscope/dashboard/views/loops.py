@@ -22,8 +22,9 @@ st.caption(
     "Runs that handed work around without progress: the cycle, its repeats and the turns it burned."
 )
 filters = layout.current_filters()
+# Runs read to group (a bare string here would be drawn: Streamlit's "magic"); the page
+# says so when the collector had as many or more.
 LIMIT = 500
-"""Runs read to group; the page says so when the collector had more."""
 ALL_CYCLES = "All cycles"
 
 

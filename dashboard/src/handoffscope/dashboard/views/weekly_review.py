@@ -45,49 +45,52 @@ def _change_table(
     before: str | None,
     partial: str | None,
     *,
-    absent_is_zero: bool = False,
+    counted_weeks: frozenset[str] = frozenset(),
 ) -> pd.DataFrame:
     """One row per `key` value: the last whole week's rate and count, the week before's,
     the change between those two, and this (partial) week's rate so far.
 
-    `absent_is_zero`: a reason missing from a week had no rejection that week (0 %); an
-    edge or agent missing from a week had no handoff, so its rate is unknown ("—").
+    `counted_weeks`: weeks that had handoffs, for a reason table — a reason missing from
+    such a week had no rejection that week (0 %). A reason missing from an empty week, or
+    an edge or agent missing from any week (it had no handoff), has no rate ("—").
     """
 
-    def pick(week: str | None) -> pd.DataFrame:
-        return df[df["week"] == week].drop_duplicates(key).set_index(key)
+    parts = {
+        w: df[df["week"] == w].drop_duplicates(key).set_index(key) for w in (full, before, partial)
+    }
+    keys = list(dict.fromkeys(k for part in parts.values() for k in part.index))
 
-    last, prior, now = pick(full), pick(before), pick(partial)
-    keys = list(dict.fromkeys([*last.index, *prior.index, *now.index]))
-
-    def get(part: pd.DataFrame, k: str, col: str) -> float | None:
+    def get(week: str | None, k: str, col: str) -> float | None:
+        part = parts[week]
         if k not in part.index:
-            return 0.0 if absent_is_zero else None
+            return 0.0 if week in counted_weeks else None
         if col not in part.columns or pd.isna(part.at[k, col]):
             return None
         return float(part.at[k, col])
 
     def counted(k: str) -> str:
-        if k not in last.index:
-            return "0" if absent_is_zero else "—"
-        rej = get(last, k, "rejections")
+        if k not in parts[full].index:
+            return "0" if full in counted_weeks else "—"
+        rej = get(full, k, "rejections")
         if rej is None:
             return "—"
-        total = get(last, k, "handoffs")
+        total = get(full, k, "handoffs")
         return (
             f"{int(rej)} of {style.count(total, 'handoff')}" if total is not None else f"{int(rej)}"
         )
 
     out = pd.DataFrame({label: keys})
-    out[f"Last week ({full})"] = [style.percent(get(last, k, "rate")) for k in keys]
+    out[f"Last week ({full})"] = [style.percent(get(full, k, "rate")) for k in keys]
     out["Rejections last week"] = [counted(k) for k in keys]
-    out[f"Week before ({before})"] = [style.percent(get(prior, k, "rate")) for k in keys]
-    out["Change"] = [_change(get(last, k, "rate"), get(prior, k, "rate")) for k in keys]
+    out[f"Week before ({before})"] = [style.percent(get(before, k, "rate")) for k in keys]
+    out["Change"] = [_change(get(full, k, "rate"), get(before, k, "rate")) for k in keys]
     out[f"This week so far ({partial}, partial)"] = [
-        style.percent(get(now, k, "rate")) for k in keys
+        style.percent(get(partial, k, "rate")) for k in keys
     ]
-    out["_sort"] = [get(last, k, "rate") or -1.0 for k in keys]
-    return out.sort_values("_sort", ascending=False).drop(columns="_sort")
+    # Worst last week first; then, among keys last week did not see, worst so far.
+    out["_sort"] = [get(full, k, "rate") or -1.0 for k in keys]
+    out["_then"] = [get(partial, k, "rate") or -1.0 for k in keys]
+    return out.sort_values(["_sort", "_then"], ascending=False).drop(columns=["_sort", "_then"])
 
 
 def _change(now: float | None, before: float | None) -> str:
@@ -180,7 +183,15 @@ with layout.guard():
                 )
                 layout.table(
                     _change_table(
-                        reasons, "reason", "Reason", full, before, partial, absent_is_zero=True
+                        reasons,
+                        "reason",
+                        "Reason",
+                        full,
+                        before,
+                        partial,
+                        counted_weeks=frozenset(
+                            review.weeks.loc[review.weeks["handoffs"].fillna(0) > 0, "week"]
+                        ),
                     )
                 )
         with by_edge:
