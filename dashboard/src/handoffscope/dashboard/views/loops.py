@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard.cycles import by_cycle, cycle_key
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Loops")
@@ -26,40 +27,6 @@ filters = layout.current_filters()
 # says so when the collector had as many or more.
 LIMIT = 500
 ALL_CYCLES = "All cycles"
-
-
-def cycle_key(cycle: object) -> tuple[str, ...]:
-    """One name for a cycle whatever agent it was entered at: the closing repeat dropped,
-    rotated to start at its smallest name, closed again ("a → b → a")."""
-    agents = [style.text(a, "?") for a in cycle] if isinstance(cycle, list) else []
-    if len(agents) > 1 and agents[0] == agents[-1]:
-        agents = agents[:-1]
-    if not agents:
-        return ()
-    start = min(range(len(agents)), key=lambda i: agents[i:] + agents[:i])
-    turned = agents[start:] + agents[:start]
-    return (*turned, turned[0])
-
-
-def by_cycle(loops: pd.DataFrame) -> pd.DataFrame:
-    """One row per cycle: runs, repeats, turns burned, services, last seen; worst first."""
-    keyed = loops.assign(
-        key=[cycle_key(c) for c in loops["cycle"]],
-        repeats=pd.to_numeric(loops["repeats"], errors="coerce").fillna(0).astype(int),
-        turns=pd.to_numeric(loops["turns"], errors="coerce").fillna(0).astype(int),
-    )
-    grouped = (
-        keyed.groupby("key", sort=False)
-        .agg(
-            runs=("run_id", "count"),
-            repeats=("repeats", "sum"),
-            turns=("turns", "sum"),
-            services=("service", lambda s: sorted({style.text(v, "—") for v in s})),
-            last_seen_at=("last_seen_at", "max"),
-        )
-        .reset_index()
-    )
-    return grouped.sort_values(["runs", "turns"], ascending=False).reset_index(drop=True)
 
 
 with layout.guard():
