@@ -2,8 +2,10 @@
 
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots]
 
-It runs the real-browser test (tests/dashboard/test_browser.py) with its screenshot folder
-pointed at `--out`: a real collector seeded with the dashboard test scenario (one run of
+It runs the real-browser tests (tests/dashboard/test_browser.py, and
+test_browser_graph.py for the 20-agent control-flow graph) with their screenshot folder
+pointed at `--out`. Each page is saved at 1440×900 (`<page>.png`, the first screen, which
+the README shows) and whole (`<page>-full.png`, 1440 wide). Behind them: a real collector seeded with the dashboard test scenario (one run of
 every verdict, plus last week's runs), `handoffscope dashboard` in front of it, and
 headless Chromium opening each page. Reusing the test keeps one path that makes pictures,
 and the pictures in the README are of a dashboard that just passed its checks.
@@ -20,7 +22,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST = ROOT / "tests" / "dashboard" / "test_browser.py"
+TESTS = [
+    ROOT / "tests" / "dashboard" / "test_browser.py",  # every page, small scenario
+    ROOT / "tests" / "dashboard" / "test_browser_graph.py",  # control flow at 20 agents
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.executable,
         "-m",
         "pytest",
-        str(TEST),
+        *map(str, TESTS),
         "-m",
         "browser",
         "-q",

@@ -3,6 +3,7 @@
     handoffscope collector ...   OTLP receiver, health engine, DuckDB file, query API
     handoffscope dashboard ...   the Streamlit dashboard (reads the query API)
     handoffscope demo ...        a collector, a dashboard and scripted agent traffic
+    handoffscope --version       the installed version of each part
 
 Each subcommand has its own `--help`, and each of its flags also reads an environment
 variable `HANDOFFSCOPE_<FLAG>`. A part is imported only when its subcommand runs, so
@@ -14,6 +15,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "collector": (
@@ -26,6 +28,28 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """subcommand -> (module with main(argv), one line of help)."""
 
 
+DISTRIBUTIONS = (
+    "handoffscope",
+    "handoffscope-instrumentation",
+    "handoffscope-collector",
+    "handoffscope-dashboard",
+)
+"""The distributions a full install holds; a part installed alone still reports itself."""
+
+
+def version() -> str:
+    """ "handoffscope 0.1.0", then each installed part's version (or "not installed")."""
+    found: dict[str, str] = {}
+    for name in DISTRIBUTIONS:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    lines = [f"handoffscope {found.pop('handoffscope')}"]
+    lines += [f"  {name} {v}" for name, v in found.items()]
+    return "\n".join(lines)
+
+
 def usage() -> str:
     width = max(len(name) for name in COMMANDS)
     lines = [
@@ -36,7 +60,11 @@ def usage() -> str:
         "commands:",
     ]
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "Run `handoffscope <command> --help` for a command's options."]
+    lines += [
+        "",
+        "Run `handoffscope <command> --help` for a command's options; "
+        "`handoffscope --version` for the installed versions.",
+    ]
     return "\n".join(lines)
 
 
@@ -44,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(usage())
+        return 0
+    if args[0] in ("-V", "--version", "version"):
+        print(version())
         return 0
     command, rest = args[0], args[1:]
     if command not in COMMANDS:

@@ -125,13 +125,15 @@ def test_weekly_rollup_folds_into_weeks_and_csv():
             "handoffs": 99,
         },  # out of range
     ]
-    body = weekly_body(rows, ["2026-W47", "2026-W48", "2026-W49"])
+    body = weekly_body(rows, ["2026-W47", "2026-W48", "2026-W49"], this_week_days=2.5)
     assert body["this_week"] == "2026-W49" and body["last_week"] == "2026-W48"
+    whole = {"partial": False, "days": 7.0}
     assert body["weeks"] == [
-        {"week": "2026-W47", "handoffs": 0, "rejections": 0, "rate": None},
-        {"week": "2026-W48", "handoffs": 10, "rejections": 2, "rate": 0.2},
-        {"week": "2026-W49", "handoffs": 4, "rejections": 1, "rate": 0.25},
-    ]
+        {"week": "2026-W47", "handoffs": 0, "rejections": 0, "rate": None, **whole},
+        {"week": "2026-W48", "handoffs": 10, "rejections": 2, "rate": 0.2, **whole},
+        {"week": "2026-W49", "handoffs": 4, "rejections": 1, "rate": 0.25, "partial": True,
+         "days": 2.5},
+    ]  # fmt: skip
     assert body["by_reason"] == [
         {"week": "2026-W48", "reason": "route", "count": 2, "rate": 0.2},
         {"week": "2026-W49", "reason": "stale", "count": 1, "rate": 0.25},
@@ -149,6 +151,13 @@ def test_weekly_rollup_folds_into_weeks_and_csv():
         ("2026-W48", "b"): (10, 2),
         ("2026-W49", "c"): (4, 1),
     }
+    # Edge × reason: the share of that edge's handoffs refused for that reason.
+    assert body["by_edge_reason"] == [
+        {"week": "2026-W48", "from_agent": "a", "to_agent": "b", "reason": "route", "count": 2,
+         "rate": 0.2},
+        {"week": "2026-W49", "from_agent": "a", "to_agent": "c", "reason": "stale", "count": 1,
+         "rate": 1.0},
+    ]  # fmt: skip
     lines = weekly_csv(body).splitlines()
     assert lines[0] == "week,dimension,key,handoffs,rejections,rate"
     assert "2026-W48,reason,route,10,2,0.200000" in lines

@@ -5,12 +5,13 @@ handoffscope.collector` on free ports with its own DuckDB file); the seed is sen
 real OTLP exporter (`dashboard_support.seed`). The pages only read, so one seeded
 collector serves a whole test module, a second one stays empty, and a third requires a
 token. For the browser tests: `chromium_path` (Debian's Chromium, or a skip — a failure
-under CI) and `dashboard_factory(api, *flags)`, `handoffscope dashboard` as a real
-subprocess on a free port.
+under CI) and `dashboard_factory(api, *flags)` (per test) or `module_dashboard_factory` (per module),
+`handoffscope dashboard` as a real subprocess on a free port.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -22,7 +23,16 @@ from typing import Any
 
 import httpx
 import pytest
-from dashboard_support import CHROMIUM, RUN_LAST_WEEK, RUN_ROUTE, free_port, seed, wait_http
+from dashboard_support import (
+    CHROMIUM,
+    FLOW_SERVICE,
+    RUN_LAST_WEEK,
+    RUN_ROUTE,
+    build_flow_scenario,
+    free_port,
+    seed,
+    wait_http,
+)
 
 TOKEN = "dashboard-test-token"
 VISIBLE_TIMEOUT_S = 30.0
@@ -88,6 +98,16 @@ def board_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 
 
 @pytest.fixture(scope="module")
+def flow_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a real collector holding the 20-agent control-flow scenario (a cycle, a
+    self-loop, an undeclared route, refusals)."""
+    proc = _start(request, tmp_path_factory.mktemp("flow"))
+    seed(proc.http_endpoint, build=build_flow_scenario, services=(FLOW_SERVICE,))
+    _wait_visible(proc.http_endpoint, ("flow-",))
+    return proc.http_endpoint
+
+
+@pytest.fixture(scope="module")
 def empty_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     """URL of a real collector that has stored nothing."""
     return _start(request, tmp_path_factory.mktemp("empty")).http_endpoint
@@ -113,7 +133,7 @@ def closed_port_api() -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def chromium_path() -> str:
     reason = None
     if not Path(CHROMIUM).exists():
@@ -130,15 +150,15 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
-@pytest.fixture
-def dashboard_factory(tmp_path: Path) -> Iterator[Any]:
+@contextlib.contextmanager
+def _dashboards(folder: Path) -> Iterator[Any]:
     """`start(api, *flags)`: `handoffscope dashboard --api api` as a real subprocess on a
-    free port, stopped at teardown; returns its URL."""
+    free port, logging into `folder`, stopped on exit; returns its URL."""
     procs: list[subprocess.Popen] = []
 
     def start(api: str, *flags: str) -> str:
         port = free_port()
-        log = tmp_path / f"dashboard-{port}.log"
+        log = folder / f"dashboard-{port}.log"
         env = dict(os.environ)
         env.pop("HANDOFFSCOPE_TOKEN", None)
         with log.open("wb") as out:
@@ -147,18 +167,34 @@ def dashboard_factory(tmp_path: Path) -> Iterator[Any]:
                     sys.executable, "-m", "handoffscope.dashboard.cli",
                     "--api", api, "--port", str(port), "--host", "127.0.0.1", *flags,
                 ],
-                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
+                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder,
             )  # fmt: skip
         procs.append(proc)
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/_stcore/health", proc, log)
         return base
 
-    yield start
-    for proc in procs:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    try:
+        yield start
+    finally:
+        for proc in procs:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+@pytest.fixture
+def dashboard_factory(tmp_path: Path) -> Iterator[Any]:
+    """`start(api, *flags)` (see `_dashboards`), dashboards stopped after the test."""
+    with _dashboards(tmp_path) as start:
+        yield start
+
+
+@pytest.fixture(scope="module")
+def module_dashboard_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """`start(api, *flags)`, dashboards shared by a module's tests (pages only read)."""
+    with _dashboards(tmp_path_factory.mktemp("dashboards")) as start:
+        yield start

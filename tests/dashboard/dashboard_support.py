@@ -259,6 +259,66 @@ def build_scenario(tracers: dict[str, Any], now_ns: int) -> None:
         )
 
 
+# A wider scenario for the control-flow graph: 20 agents, a cycle, a self-loop, an
+# undeclared route and refusals, all this week. Names the browser test looks for:
+FLOW_SERVICE = "flow-app"
+FLOW_CYCLE = ("triage", "billing")  # triage → billing → triage, same task and state: a loop
+FLOW_SELF = "triage"  # triage → triage
+FLOW_UNDECLARED = ("triage", "legal")
+FLOW_PATHS: tuple[tuple[str, ...], ...] = (
+    ("intake", "triage", "billing", "refunds", "approver", "notifier"),
+    ("intake", "triage", "tech", "network", "hardware", "qa"),
+    ("intake", "triage", "sales", "renewals", "legal", "privacy"),
+    ("intake", "shipping", "returns", "archive"),
+    ("intake", "triage", "billing", "fraud", "kyc", "escalation"),
+    ("intake", "triage", "tech", "escalation", "notifier"),
+)
+FLOW_AGENTS = tuple(dict.fromkeys(a for p in FLOW_PATHS for a in p))
+
+
+def build_flow_scenario(tracers: dict[str, Any], now_ns: int) -> None:
+    """Healthy paths through 20 agents (three times each), one run that loops
+    triage → billing → triage, one that hands triage to itself, one undeclared
+    triage → legal, and refusals on billing → refunds (stale) and tech → network (invalid)."""
+    tracer = tracers[FLOW_SERVICE]
+    n = 0
+
+    def run(minutes_ago: float) -> RunBuilder:
+        nonlocal n
+        n += 1
+        return RunBuilder(tracer, f"flow-{n:03d}", now_ns - int(minutes_ago * MINUTE_NS)).started()
+
+    for repeat in range(3):
+        for i, path in enumerate(FLOW_PATHS):
+            r = run(50 - repeat * 10 - i)
+            for step, (frm, to) in enumerate(zip(path, path[1:], strict=False)):
+                rejection = None
+                if repeat == 0 and (frm, to) == ("billing", "refunds"):
+                    rejection = sc.REJECTION_STALE
+                if repeat == 0 and (frm, to) == ("tech", "network"):
+                    rejection = sc.REJECTION_INVALID
+                r.handoff(frm, to, minute=0.1 + step * 0.1, fingerprint=f"fp-{n}-{step}",
+                          state_version=step, rejection=rejection)  # fmt: skip
+                if rejection:
+                    break
+            r.outcome(minute=1, result=sc.OUTCOME_PASS).ended(
+                minute=1.2, status=sc.RUN_STATUS_COMPLETED
+            )
+    a, b = FLOW_CYCLE
+    loop = run(15)
+    for i, (frm, to) in enumerate(((a, b), (b, a), (a, b), (b, a))):
+        loop.handoff(frm, to, minute=0.1 + i * 0.1)
+    loop.turns = 10
+    loop.ended(minute=1, status=sc.RUN_STATUS_MAX_TURNS)
+    self_loop = run(12).handoff("intake", FLOW_SELF, minute=0.1)
+    self_loop.handoff(FLOW_SELF, FLOW_SELF, minute=0.2, fingerprint="fp-self-1", state_version=2)
+    self_loop.handoff(FLOW_SELF, "billing", minute=0.3, fingerprint="fp-self-2", state_version=3)
+    self_loop.outcome(minute=1, result=sc.OUTCOME_PASS).ended(
+        minute=1.2, status=sc.RUN_STATUS_COMPLETED
+    )
+    run(10).handoff(*FLOW_UNDECLARED, minute=0.1, declared=False)
+
+
 def seed(
     api: str,
     token: str | None = None,
@@ -394,3 +454,11 @@ def settle(page: Any) -> None:
                  .every(c => c.querySelector('.main-svg'))""",
         timeout=PAGE_SECONDS * 1000,
     )
+
+
+def shot_dir() -> Path:
+    """Where browser tests save screenshots: $HANDOFFSCOPE_SCREENSHOT_DIR, else build/screenshots/."""
+    configured = os.environ.get("HANDOFFSCOPE_SCREENSHOT_DIR")
+    folder = Path(configured) if configured else APP.parents[4] / "build" / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

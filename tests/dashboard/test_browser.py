@@ -3,7 +3,9 @@
 Starts `handoffscope dashboard` (the dashboard's own command, exec'ing `streamlit run`)
 against a real collector seeded with real spans, opens each page in Debian's Chromium
 driven by Playwright, checks the words an operator looks for are rendered (no traceback),
-and saves one screenshot per page — into build/screenshots/ (git-ignored), or into
+and saves two screenshots per page: `<page>.png`, the first screen at 1440×900 (what an
+operator sees without scrolling, and what the README shows), and `<page>-full.png`, the
+whole page at 1440 wide — into build/screenshots/ (git-ignored), or into
 $HANDOFFSCOPE_SCREENSHOT_DIR (scripts/screenshots.py points it at docs/screenshots/ for
 the README).
 
@@ -13,24 +15,26 @@ Without Chromium the test is skipped on a workstation and fails under CI (`CI` s
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dashboard_support import CHROMIUM_ARGS, PAGE_SECONDS, RUN_LOOP, RUN_ROUTE, settle
+from dashboard_support import CHROMIUM_ARGS, PAGE_SECONDS, RUN_LOOP, RUN_ROUTE, settle, shot_dir
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
 VIEWPORT = {"width": 1440, "height": 900}
 MAX_SHOT_HEIGHT = 4000
 
 # (screenshot name, URL path, words that must be on the page)
 PAGES = [
     ("live", "", ["Live", "Newest unhealthy handoffs", "Runs in flight", "Last updated"]),
-    ("control_flow", "control_flow", ["Control flow", "Runs behind an edge", "Dark outline"]),
-    ("loops", "loops", ["Loops", "Turns burned", "triage → billing → triage"]),
+    (
+        "control_flow",
+        "control_flow",
+        ["Control flow", "Runs behind an edge", "Dashed: an undeclared"],
+    ),
+    ("loops", "loops", ["Loops", "Turns burned", "Cycles", "burned. Safe next step"]),
     ("approvals", "approvals", ["Approvals", "Overdue", "Escalation list, by owner"]),
     ("runs", "runs", ["Runs", "Search", "match"]),
     (
@@ -51,16 +55,9 @@ PAGES = [
     (
         "weekly_review",
         "weekly_review",
-        ["Weekly review", "Rejection rate, this week", "Download CSV"],
+        ["Weekly review", "Rejection rate, last week", "This week so far", "Download CSV"],
     ),
 ]
-
-
-def _shot_dir() -> Path:
-    configured = os.environ.get("HANDOFFSCOPE_SCREENSHOT_DIR")
-    folder = Path(configured) if configured else ROOT / "build" / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture
@@ -90,7 +87,7 @@ def _full_height_shot(page, path: Path) -> None:
 def test_every_page_renders_in_chromium(chromium_path: str, dashboard: str) -> None:
     from playwright.sync_api import sync_playwright
 
-    shots = _shot_dir()
+    shots = shot_dir()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         try:
@@ -102,7 +99,8 @@ def test_every_page_renders_in_chromium(chromium_path: str, dashboard: str) -> N
                     page.get_by_text(word, exact=False).first.wait_for(timeout=PAGE_SECONDS * 1000)
                 assert page.locator('[data-testid="stException"]').count() == 0, name
                 assert page.get_by_text("Page not found").count() == 0, name
-                _full_height_shot(page, shots / f"{name}.png")
+                page.screenshot(path=str(shots / f"{name}.png"))  # 1440×900, first screen
+                _full_height_shot(page, shots / f"{name}-full.png")
             # The Loops page links to the run's detail, and the link carries the run id.
             page.goto(f"{dashboard}/loops")
             settle(page)
@@ -113,4 +111,5 @@ def test_every_page_renders_in_chromium(chromium_path: str, dashboard: str) -> N
         finally:
             browser.close()
     for name, _, _ in PAGES:
-        assert (shots / f"{name}.png").stat().st_size > 10_000, f"{name}.png looks empty"
+        for shot in (f"{name}.png", f"{name}-full.png"):
+            assert (shots / shot).stat().st_size > 10_000, f"{shot} looks empty"

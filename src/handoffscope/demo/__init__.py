@@ -33,10 +33,18 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from handoffscope.collector.settings import CollectorSettings
 from handoffscope.instrumentation import HandoffRecorder, configure, stats
 
 from .backfill import backfill
-from .processes import Child, DemoError, collector_child, dashboard_child, wait_http
+from .processes import (
+    Child,
+    DemoError,
+    check_port_free,
+    collector_child,
+    dashboard_child,
+    wait_http,
+)
 from .receiver import DemoReceiver
 
 FRAMEWORK_MODULES = ("handoffscope.demo.openai_scenarios", "handoffscope.demo.langgraph_scenarios")
@@ -108,7 +116,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--grace-seconds",
         type=float,
-        default=float(_env("grace_seconds", "20")),
+        # The collector's own default (CollectorSettings), so the demo judges as a fresh
+        # install does and the docs' "30 s" holds here too.
+        default=float(_env("grace_seconds", str(CollectorSettings.grace_seconds))),
         help="collector grace before 'destination never started' (default: %(default)s)",
     )
     p.add_argument(
@@ -214,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.traffic_only:
             # The collector's notifications go to a receiver of our own (docs/alerts.md),
             # so the dashboard shows "owner notified …" and the terminal counts them.
+            # Say which port is taken, and how to pick another, before starting anything.
+            check_port_free(args.host, args.http_port, "collector (OTLP/HTTP + API)", "--http-port")
+            check_port_free(args.host, args.grpc_port, "collector (OTLP/gRPC)", "--grpc-port")
+            if not args.no_dashboard:
+                check_port_free(args.host, args.dashboard_port, "dashboard", "--dashboard-port")
             secret = secrets.token_hex(16)
             hooks = DemoReceiver(args.host, secret)
             hooks.start()

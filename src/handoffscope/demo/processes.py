@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,10 +28,21 @@ class Child:
 
     def start(self, log_path: str) -> None:
         env = {**os.environ, **self.env}
+        self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 (kept open for the child's life)
         self.proc = subprocess.Popen(
             self.args, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
+
+    def last_words(self, lines: int = 3) -> str:
+        """The last lines the child wrote (its reason for stopping, when it had one)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                tail = f.read()[-4000:].decode("utf-8", "replace")
+        except (AttributeError, OSError):
+            return ""
+        kept = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+        return " | ".join(kept[-lines:])
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -52,7 +65,11 @@ def wait_http(url: str, child: Child, timeout: float, token: str | None = None) 
         req.add_header("Authorization", f"Bearer {token}")
     while time.monotonic() < deadline:
         if not child.alive():
-            raise DemoError(f"the {child.name} exited during start-up (see its log)")
+            said = child.last_words()
+            raise DemoError(
+                f"the {child.name} exited during start-up"
+                + (f": {said}" if said else f" (log: {getattr(child, 'log_path', '?')})")
+            )
         try:
             with urllib.request.urlopen(req, timeout=2) as resp:
                 if resp.status == 200:
@@ -60,7 +77,34 @@ def wait_http(url: str, child: Child, timeout: float, token: str | None = None) 
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         time.sleep(0.3)
-    raise DemoError(f"the {child.name} did not answer {url} within {timeout:.0f} s (see its log)")
+    raise DemoError(
+        f"the {child.name} did not answer {url} within {timeout:.0f} s "
+        f"(log: {getattr(child, 'log_path', '?')})"
+    )
+
+
+def check_port_free(host: str, port: int, what: str, flag: str) -> None:
+    """Fail before starting anything when `port` is taken, naming it and the way out.
+
+    Binding is the only reliable test (a connect can be refused by a firewall, and a port
+    bound to another address of the machine still conflicts); SO_REUSEADDR matches what
+    the servers themselves set, so a socket merely in TIME_WAIT is not reported."""
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            reason = (
+                "is already in use (is another handoffscope demo, collector or dashboard running?)"
+                if exc.errno == errno.EADDRINUSE
+                else f"cannot be bound: {exc.strerror or exc}"
+            )
+            raise DemoError(
+                f"port {port} on {host} for the {what} {reason}; stop the other process or "
+                f"choose another with {flag} (e.g. make demo DEMO_ARGS='{flag} {port + 10}')"
+            ) from None
 
 
 def collector_child(

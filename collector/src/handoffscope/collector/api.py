@@ -891,10 +891,12 @@ class QueryAPI:
         monday = today - dt.timedelta(days=today.weekday())
         starts = [monday - dt.timedelta(weeks=i) for i in range(weeks - 1, -1, -1)]
         labels = [_week_label(d) for d in starts]
+        # This week is partial: its rates rest on the days since Monday 00:00 UTC only.
+        elapsed = (now / NS - (monday - dt.date(1970, 1, 1)).days * 86400) / 86400
 
         def read(cur):
             rows = _rows(cur, "weekly", {"start": starts[0], "service": service})
-            body = weekly_body(rows, labels)
+            body = weekly_body(rows, labels, this_week_days=elapsed)
             if fmt == "csv":
                 return Response(weekly_csv(body), media_type="text/csv; charset=utf-8")
             return body
@@ -921,13 +923,20 @@ def _week_label(d: dt.date) -> str:
     return f"{year}-W{week:02d}"
 
 
-def weekly_body(rows: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]:
-    """The weekly review from rollup rows (week, from_agent, to_agent, reason, handoffs)."""
+def weekly_body(
+    rows: list[dict[str, Any]], labels: list[str], *, this_week_days: float = 7.0
+) -> dict[str, Any]:
+    """The weekly review from rollup rows (week, from_agent, to_agent, reason, handoffs).
+
+    The last label is the current week, `partial` with `days` = `this_week_days` (the
+    days elapsed since its Monday): a reader must not weigh its rate like a whole week's.
+    Every other week is whole (`days` 7)."""
     total: dict[str, int] = dict.fromkeys(labels, 0)
     rejected: dict[str, int] = dict.fromkeys(labels, 0)
     by_reason: dict[tuple, int] = defaultdict(int)
     by_edge: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     by_agent: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    by_edge_reason: dict[tuple, int] = defaultdict(int)
     for r in rows:
         week = r["week"]
         if week not in total:
@@ -938,6 +947,7 @@ def weekly_body(rows: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]
         rejected[week] += rej
         if r["reason"]:
             by_reason[(week, r["reason"])] += n
+            by_edge_reason[(week, r["from_agent"] or None, r["to_agent"] or None, r["reason"])] += n
         edge = by_edge[(week, r["from_agent"] or None, r["to_agent"] or None)]
         edge[0] += n
         edge[1] += rej
@@ -962,6 +972,8 @@ def weekly_body(rows: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]
                 "handoffs": total[w],
                 "rejections": rejected[w],
                 "rate": _rate(rejected[w], total[w]),
+                "partial": w == labels[-1],
+                "days": round(min(max(this_week_days, 0.0), 7.0), 3) if w == labels[-1] else 7.0,
             }
             for w in labels
         ],
@@ -983,6 +995,20 @@ def weekly_body(rows: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]
         "by_agent": [
             {"week": w, "agent": a, "handoffs": n, "rejections": rej, "rate": _rate(rej, n)}
             for (w, a), (n, rej) in sorted(by_agent.items(), key=key)
+        ],
+        # Edge × reason: of an edge's handoffs that week, the share refused for each reason.
+        "by_edge_reason": [
+            {
+                "week": w,
+                "from_agent": f,
+                "to_agent": t,
+                "reason": reason,
+                "count": n,
+                "rate": _rate(n, by_edge[(w, f, t)][0]),
+            }
+            for (w, f, t, reason), n in sorted(
+                by_edge_reason.items(), key=lambda kv: (order[kv[0][0]], -kv[1], str(kv[0][1:]))
+            )
         ],
     }
 

@@ -313,7 +313,16 @@ SCHEMAS: dict[str, Any] = {
             "last_week": NSTR,
             "weeks": {
                 "type": "array",
-                "items": _obj({"week": STR, "handoffs": INT, "rejections": INT, "rate": NNUM}),
+                "items": _obj(
+                    {
+                        "week": STR,
+                        "handoffs": INT,
+                        "rejections": INT,
+                        "rate": NNUM,
+                        "partial": BOOL,
+                        "days": NUM,
+                    }
+                ),
             },
             "by_reason": {
                 "type": "array",
@@ -336,6 +345,19 @@ SCHEMAS: dict[str, Any] = {
                 "type": "array",
                 "items": _obj(
                     {"week": STR, "agent": NSTR, "handoffs": INT, "rejections": INT, "rate": NNUM}
+                ),
+            },
+            "by_edge_reason": {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "week": STR,
+                        "from_agent": NSTR,
+                        "to_agent": NSTR,
+                        "reason": STR,
+                        "count": INT,
+                        "rate": NNUM,
+                    }
                 ),
             },
         }

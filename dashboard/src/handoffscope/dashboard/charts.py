@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -141,55 +142,264 @@ def unhealthy_timeline(timeline: pd.DataFrame, *, height: int = 300) -> go.Figur
     return fig
 
 
-def control_flow(edges: pd.DataFrame, *, height: int = 460) -> go.Figure:
-    """Agent→agent edges as a Sankey: width = handoffs, colour = unhealthy share.
+EDGE_DASH = {"declared": "solid", "undeclared": "dash", sc.KIND_DELEGATION: "dot"}
+"""How a control-flow line is drawn: undeclared routes dashed, delegations dotted."""
+DELEGATION_COLOR = "#475569"
+WIDE_LAYERS = 6
+"""Up to this many layers the control-flow graph runs left to right, else top to bottom."""
 
-    Undeclared edges get a dark outline: plotly links cannot be dashed, and colour alone
-    already carries the unhealthy share.
+
+def flow_layers(pairs: Sequence[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+    """Agent -> (column, row) for a left-to-right drawing of directed edges.
+
+    Columns are longest-path layers of the graph with its back-edges removed (found by a
+    depth-first walk from the agents that only send, busiest first), so the main flow
+    reads left to right and a cycle shows as an arc going back. Rows within a column
+    follow the mean row of the agents feeding it (two barycentre sweeps), which keeps
+    most lines short. A hand-made layered layout rather than a force layout: at 20
+    agents a spring layout puts the start of the flow anywhere and crosses most edges.
     """
-    agents: list[str] = []
-    for a in list(edges["from_agent"]) + list(edges["to_agent"]):
-        name = style.text(a, "?")
-        if name not in agents:
-            agents.append(name)
-    index = {a: i for i, a in enumerate(agents)}
-    undeclared = edges["undeclared"] > 0
-    custom = [
-        [
-            style.count(r.count, "handoff"),
-            style.percent(r.unhealthy_share),
-            style.count(r.undeclared, "undeclared handoff") if r.undeclared else "declared route",
-        ]
-        for r in edges.itertuples()
-    ]
-    fig = go.Figure(
-        go.Sankey(
-            arrangement="snap",
-            node={
-                "label": [_plain(a) for a in agents],
-                "pad": 24,
-                "thickness": 18,
-                "color": "#334155",
-                "hovertemplate": "%{label}: %{value} handoffs<extra></extra>",
-            },
-            link={
-                "source": [index[style.text(a, "?")] for a in edges["from_agent"]],
-                "target": [index[style.text(a, "?")] for a in edges["to_agent"]],
-                "value": list(edges["count"]),
-                "color": [style.share_color(s) for s in edges["unhealthy_share"]],
-                "line": {
-                    "color": ["#111827" if u else "rgba(0,0,0,0)" for u in undeclared],
-                    "width": [2.5 if u else 0 for u in undeclared],
-                },
-                "customdata": custom,
-                "hovertemplate": (
-                    "%{source.label} → %{target.label}<br>%{customdata[0]}, "
-                    "%{customdata[1]} unhealthy<br>%{customdata[2]}<extra></extra>"
-                ),
-            },
-        )
+    agents = list(dict.fromkeys(a for pair in pairs for a in pair))
+    out: dict[str, list[str]] = {a: [] for a in agents}
+    indeg = dict.fromkeys(agents, 0)
+    for f, t in pairs:
+        if f != t and t not in out[f]:
+            out[f].append(t)
+            indeg[t] += 1
+    back: set[tuple[str, str]] = set()
+    state: dict[str, int] = {}  # 1 on the walk's stack, 2 done
+
+    def walk(a: str) -> None:
+        state[a] = 1
+        for t in out[a]:
+            if state.get(t) == 1:
+                back.add((a, t))
+            elif t not in state:
+                walk(t)
+        state[a] = 2
+
+    for a in sorted(agents, key=lambda a: (indeg[a] > 0, -len(out[a]))):
+        if a not in state:
+            walk(a)
+    column = dict.fromkeys(agents, 0)
+    for _ in agents:  # longest path on a DAG: at most len(agents) relaxations
+        changed = False
+        for f in agents:
+            for t in out[f]:
+                if (f, t) not in back and column[t] < column[f] + 1:
+                    column[t] = column[f] + 1
+                    changed = True
+        if not changed:
+            break
+    by_column: dict[int, list[str]] = defaultdict(list)
+    for a in agents:
+        by_column[column[a]].append(a)
+    row = {a: i for c in by_column.values() for i, a in enumerate(c)}
+    feeders: dict[str, list[str]] = defaultdict(list)
+    for f in agents:
+        for t in out[f]:
+            feeders[t].append(f)
+    for _ in range(2):
+        for c in sorted(by_column):
+            members = by_column[c]
+            members.sort(
+                key=lambda a: (
+                    sum(row[f] for f in feeders[a]) / len(feeders[a]) if feeders[a] else row[a]
+                )
+            )
+            for i, a in enumerate(members):
+                row[a] = i
+    return {a: (column[a], row[a]) for a in agents}
+
+
+def _bezier(p0: tuple[float, float], c: tuple[float, float], p1: tuple[float, float], t: float):
+    x = (1 - t) ** 2 * p0[0] + 2 * (1 - t) * t * c[0] + t**2 * p1[0]
+    y = (1 - t) ** 2 * p0[1] + 2 * (1 - t) * t * c[1] + t**2 * p1[1]
+    return x, y
+
+
+def _edge_geometry(
+    p0: tuple[float, float], p1: tuple[float, float], *, back: bool
+) -> tuple[str, tuple[float, float], tuple[float, float]]:
+    """SVG path, label point and a point just before the head, for one edge.
+
+    Every edge bends to the left of its direction of travel, so A→B and B→A never lie on
+    one line; an edge going backwards (a cycle) bends more, to read as a return arc. A
+    self-loop is a teardrop above its agent."""
+    if p0 == p1:
+        x, y = p0
+        path = f"M {x - 0.06},{y + 0.05} C {x - 0.25},{y + 0.55} {x + 0.25},{y + 0.55} {x + 0.06},{y + 0.05}"
+        return path, (x, y + 0.42), (x + 0.12, y + 0.2)
+    dx, dy = p1[0] - p0[0], p1[1] - p0[1]
+    bend = 0.35 if back else 0.12
+    c = ((p0[0] + p1[0]) / 2 - dy * bend, (p0[1] + p1[1]) / 2 + dx * bend)
+    path = f"M {p0[0]},{p0[1]} Q {c[0]},{c[1]} {p1[0]},{p1[1]}"
+    return path, _bezier(p0, c, p1, 0.5), _bezier(p0, c, p1, 0.85)
+
+
+def _received_share(edges: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Agent -> (handoffs received, of them unhealthy); delegations not counted."""
+    got: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in edges.itertuples():
+        if r.kind == sc.KIND_DELEGATION:
+            continue
+        tally = got[style.text(r.to_agent, "?")]
+        tally[0] += int(r.count)
+        tally[1] += int(r.unhealthy)
+    return {a: (n, u) for a, (n, u) in got.items()}
+
+
+def control_flow(edges: pd.DataFrame, *, height: int | None = None) -> go.Figure:
+    """Agent→agent edges as a directed graph that draws cycles and self-loops.
+
+    Each line is an edge across runs: its label is the number of handoffs and the share
+    unhealthy, its colour that share (green 0 % → red 100 %), its width the volume.
+    Undeclared routes are dashed, delegations (`kind = delegation`, an agent called as a
+    tool) dotted grey and labelled "calls". Each agent carries a health mark: the share
+    of the handoffs it received that were unhealthy, as colour and in words.
+
+    Plotly shapes rather than `st.graphviz_chart`: Streamlit's Graphviz element logs a
+    console warning on every render (its d3-graphviz finds no worker script), and a
+    Sankey cannot draw a back-edge or a self-loop.
+    """
+    edges = edges.assign(
+        kind=edges["kind"].fillna(sc.KIND_HANDOFF),
+        from_agent=[style.text(a, "?") for a in edges["from_agent"]],
+        to_agent=[style.text(a, "?") for a in edges["to_agent"]],
     )
-    return _base(fig, height=height)
+    pairs = list(zip(edges["from_agent"], edges["to_agent"], strict=True))
+    where = flow_layers(pairs)
+    tallest = max(
+        (sum(1 for c, _ in where.values() if c == col) for col, _ in where.values()), default=1
+    )
+    columns = max((c for c, _ in where.values()), default=0)
+    # Left to right while the layers fit the page's width; a long flow (20 agents, nine
+    # layers) is drawn top to bottom instead, so agent names do not collide.
+    across = columns < WIDE_LAYERS
+    if across:
+        pos = {a: (float(c), (tallest - 1) / 2 - r) for a, (c, r) in where.items()}
+    else:
+        pos = {a: (r - (tallest - 1) / 2, -float(c)) for a, (c, r) in where.items()}
+    top = max(int(edges["count"].max()) if len(edges) else 1, 1)
+
+    fig = go.Figure()
+    # Shapes and annotations are collected and set once: each `add_shape` or
+    # `add_annotation` re-validates the whole layout (3 s for 27 edges, measured).
+    shapes: list[dict] = []
+    notes: list[dict] = []
+    label_x, label_y, hover = [], [], []
+    for r in edges.itertuples():
+        p0, p1 = pos[r.from_agent], pos[r.to_agent]
+        back = where[r.to_agent][0] <= where[r.from_agent][0]
+        path, mid, before = _edge_geometry(p0, p1, back=back)
+        delegation = r.kind == sc.KIND_DELEGATION
+        color = DELEGATION_COLOR if delegation else style.share_color(r.unhealthy_share, alpha=0.9)
+        dash = EDGE_DASH[
+            sc.KIND_DELEGATION if delegation else ("undeclared" if r.undeclared else "declared")
+        ]
+        width = 1.5 + 4.5 * math.log1p(int(r.count)) / math.log1p(top)
+        shapes.append(
+            {
+                "type": "path",
+                "path": path,
+                "line": {"color": color, "width": width, "dash": dash},
+                "layer": "below",
+            }
+        )
+        notes.append(
+            {
+                "x": p1[0], "y": p1[1], "ax": before[0], "ay": before[1], "xref": "x",
+                "yref": "y", "axref": "x", "ayref": "y", "text": "", "showarrow": True,
+                "arrowhead": 2, "arrowsize": 1.1, "arrowwidth": 2, "arrowcolor": color,
+                "standoff": 14,
+            }
+        )  # fmt: skip
+        words = (
+            style.count(r.count, "call")
+            if delegation
+            else f"{int(r.count):,} · {style.percent(r.unhealthy_share)}"
+        )
+        if r.undeclared and not delegation:
+            words += " · undeclared"
+        notes.append(
+            {
+                "x": mid[0], "y": mid[1], "text": words, "showarrow": False,
+                "font": {"size": 11, "color": "#111827"},
+                "bgcolor": "rgba(255,255,255,0.85)", "borderpad": 1,
+            }
+        )  # fmt: skip
+        label_x.append(mid[0])
+        label_y.append(mid[1])
+        kind_words = (
+            "delegation (agent called as a tool)"
+            if delegation
+            else (
+                style.count(r.undeclared, "undeclared handoff")
+                if r.undeclared
+                else "declared route"
+            )
+        )
+        hover.append(
+            f"{_plain(r.from_agent)} → {_plain(r.to_agent)}<br>"
+            f"{style.count(r.count, 'handoff' if not delegation else 'call')}, "
+            f"{style.percent(r.unhealthy_share)} unhealthy<br>{kind_words}"
+        )
+    fig.add_scatter(
+        x=label_x, y=label_y, mode="markers", marker={"size": 18, "opacity": 0},
+        hovertext=hover, hoverinfo="text", showlegend=False,
+    )  # fmt: skip
+
+    received = _received_share(edges)
+    names = list(pos)
+    marks, colors, symbols = [], [], []
+    for a in names:
+        n, u = received.get(a, (0, 0))
+        if n == 0:
+            marks.append("sends only")
+            colors.append("#94a3b8")
+            symbols.append("circle-open")
+        elif u == 0:
+            marks.append(f"✓ {n:,} in, healthy")
+            colors.append(style.HEALTHY_GREEN)
+            symbols.append("circle")
+        else:
+            marks.append(f"⚠ {style.percent(u / n)} of {n:,} in")
+            colors.append(style.share_color(u / n, alpha=1.0))
+            symbols.append("diamond")
+    fig.add_scatter(
+        x=[pos[a][0] for a in names], y=[pos[a][1] for a in names], mode="markers+text",
+        text=[f"<b>{_plain(a)}</b><br>{m}" for a, m in zip(names, marks, strict=True)],
+        textposition="bottom center" if across else "middle right", textfont={"size": 12},
+        marker={"size": 22, "color": colors, "symbol": symbols, "line": {"width": 2, "color": "white"}},
+        hovertext=[
+            f"{_plain(a)}: {received.get(a, (0, 0))[1]:,} of {received.get(a, (0, 0))[0]:,} "
+            "handoffs received unhealthy"
+            for a in names
+        ],
+        hoverinfo="text", showlegend=False,
+    )  # fmt: skip
+    for name, dash, color in (
+        ("declared route", EDGE_DASH["declared"], "#64748b"),
+        ("undeclared route", EDGE_DASH["undeclared"], "#64748b"),
+        ("delegation (agent as a tool)", EDGE_DASH[sc.KIND_DELEGATION], DELEGATION_COLOR),
+    ):
+        fig.add_scatter(
+            x=[None], y=[None], mode="lines", name=name,
+            line={"dash": dash, "color": color, "width": 3}, hoverinfo="skip",
+        )  # fmt: skip
+    half = (tallest - 1) / 2
+    if across:
+        fig.update_xaxes(visible=False, range=[-0.5, columns + 0.5])
+        loops = any(f == t for f, t in pairs)  # a self-loop needs the room above its agent
+        fig.update_yaxes(visible=False, range=[-half - 0.7, half + (0.8 if loops else 0.35)])
+    else:
+        fig.update_xaxes(visible=False, range=[-half - 0.5, half + 0.9])
+        fig.update_yaxes(visible=False, range=[-columns - 0.4, 0.6])
+    fig.update_layout(
+        shapes=shapes, annotations=notes, plot_bgcolor="rgba(0,0,0,0)", hovermode="closest"
+    )
+    rows = tallest if across else columns + 1
+    return _base(fig, height=height or max(360, 120 * rows + 120))
 
 
 def agent_path(
@@ -395,46 +605,140 @@ def counts_by(
     return _base(fig, height=max(height, 36 * len(counts) + 80))
 
 
-def weekly_rate(weeks: pd.DataFrame, *, this_week: str | None, height: int = 300) -> go.Figure:
-    """Rejection rate per ISO week, this week highlighted."""
+PARTIAL_PATTERN = {
+    "shape": "/", "fillmode": "overlay", "fgcolor": "white", "size": 7, "solidity": 0.45,
+}  # fmt: skip
+"""Hatching for the current, partial week: its bar must not read like a whole week's."""
+
+
+def _week_ticks(weeks: Sequence[str], partial_week: str | None) -> list[str]:
+    return [f"{w}<br>(partial)" if w == partial_week else str(w) for w in weeks]
+
+
+def weekly_rate(
+    weeks: pd.DataFrame,
+    *,
+    this_week: str | None,
+    partial_week: str | None = None,
+    height: int = 300,
+) -> go.Figure:
+    """Rejection rate per ISO week; `this_week` (the week compared) in red, the partial
+    week hatched and labelled "(partial)"."""
     colors = ["#991b1b" if w == this_week else "#94a3b8" for w in weeks["week"]]
+    rates = pd.to_numeric(weeks["rate"], errors="coerce").astype(float)
     fig = go.Figure(
         go.Bar(
-            x=weeks["week"],
-            y=weeks["rate"].astype(float) * 100,
-            marker_color=colors,
+            x=_week_ticks(list(weeks["week"]), partial_week),
+            y=rates * 100,
+            marker={
+                "color": colors,
+                "pattern": {
+                    **PARTIAL_PATTERN,
+                    "shape": ["/" if w == partial_week else "" for w in weeks["week"]],
+                },
+            },
             customdata=list(zip(weeks["rejections"], weeks["handoffs"], strict=True)),
-            text=[style.percent(r) for r in weeks["rate"].astype(float)],
+            text=[style.percent(r) for r in rates],
             textposition="outside",
             hovertemplate="%{x}: %{y:.1f} % (%{customdata[0]} of %{customdata[1]} handoffs)<extra></extra>",
         )
     )
-    fig.update_yaxes(title="rejection rate (%)", rangemode="tozero")
+    fig.update_yaxes(title="rejection rate (% of handoffs)", rangemode="tozero")
     fig.update_xaxes(title="ISO week", type="category")
     return _base(fig, height=height)
 
 
-def weekly_by_reason(by_reason: pd.DataFrame, *, height: int = 320) -> go.Figure:
-    """Rejections per week, stacked by reason."""
+def weekly_by_reason(
+    by_reason: pd.DataFrame, *, partial_week: str | None = None, height: int = 320
+) -> go.Figure:
+    """Rejection rate per week, stacked by reason (each a share of the week's handoffs, so
+    the stack is the week's rejection rate); the partial week hatched."""
     fig = go.Figure()
     known = list(style.REASON_COLORS)
     present = set(by_reason["reason"].dropna())
+    weeks = sorted(set(by_reason["week"]))
+    ticks = dict(zip(weeks, _week_ticks(weeks, partial_week), strict=True))
     for reason in [r for r in known if r in present] + sorted(present - set(known)):
         rows = by_reason[by_reason["reason"] == reason]
         fig.add_bar(
-            x=rows["week"],
-            y=rows["count"],
+            x=[ticks[w] for w in rows["week"]],
+            y=pd.to_numeric(rows["rate"], errors="coerce").astype(float) * 100,
+            customdata=list(rows["count"]),
             name=style.reason_label(reason),
-            marker_color=style.REASON_COLORS.get(reason, style.UNKNOWN_COLOR),
-            hovertemplate="%{x}: %{y} rejections<extra>%{fullData.name}</extra>",
+            marker={
+                "color": style.REASON_COLORS.get(reason, style.UNKNOWN_COLOR),
+                "pattern": {
+                    **PARTIAL_PATTERN,
+                    "shape": ["/" if w == partial_week else "" for w in rows["week"]],
+                },
+            },
+            hovertemplate="%{x}: %{y:.1f} % of handoffs (%{customdata} rejections)<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(title="rejections")
-    _whole_numbers(
-        fig, "y", by_reason.groupby("week")["count"].sum().max() if len(by_reason) else 0
+    fig.update_yaxes(title="rejection rate (% of handoffs)", rangemode="tozero")
+    fig.update_xaxes(
+        title="ISO week", type="category", categoryorder="array", categoryarray=list(ticks.values())
     )
-    fig.update_xaxes(title="ISO week", type="category", categoryorder="category ascending")
     return _base(fig, height=height)
+
+
+def edge_reason_heatmap(
+    cells: pd.DataFrame, edges: pd.DataFrame, *, top: int = 15, height: int | None = None
+) -> go.Figure:
+    """Edge × reason: the share of an edge's handoffs refused for each reason, over the
+    weeks in `cells` (by_edge_reason rows) and `edges` (by_edge rows, for the totals).
+
+    Rates are summed counts over summed handoffs — never an average of weekly rates,
+    which would weigh a quiet week like a busy one. The `top` edges with most rejections."""
+
+    def name(f: object, t: object) -> str:
+        return style.edge(f, t)
+
+    handoffs: dict[str, int] = defaultdict(int)
+    for r in edges.itertuples():
+        handoffs[name(r.from_agent, r.to_agent)] += int(r.handoffs)
+    refused: dict[tuple[str, str], int] = defaultdict(int)
+    for r in cells.itertuples():
+        refused[(name(r.from_agent, r.to_agent), str(r.reason))] += int(r.count)
+    per_edge: dict[str, int] = defaultdict(int)
+    for (e, _), n in refused.items():
+        per_edge[e] += n
+    rows = sorted(per_edge, key=lambda e: (-per_edge[e], e))[:top]
+    known = list(style.REASON_COLORS)
+    present = {r for _, r in refused}
+    cols = [r for r in known if r in present] + sorted(present - set(known))
+    z, text, custom = [], [], []
+    for e in rows:
+        total = handoffs.get(e, 0)
+        line, words, extra = [], [], []
+        for reason in cols:
+            n = refused.get((e, reason), 0)
+            share = n / total if total else None
+            line.append(share * 100 if share is not None else None)
+            words.append(style.percent(share) if n else "")
+            extra.append(f"{n:,} of {total:,} handoffs")
+        z.append(line)
+        text.append(words)
+        custom.append(extra)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[style.reason_label(r) for r in cols],
+            y=[_plain(e) for e in rows],
+            text=text,
+            texttemplate="%{text}",
+            customdata=custom,
+            colorscale=[[0, "#f8fafc"], [0.001, "#fde2e2"], [1, "#991b1b"]],
+            zmin=0,
+            colorbar={"title": {"text": "% refused"}, "ticksuffix": " %"},
+            hovertemplate="%{y}, %{x}: %{z:.1f} % (%{customdata})<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(side="top", type="category")
+    return _base(fig, height=height or max(220, 34 * len(rows) + 110))
 
 
 def this_vs_last(
@@ -443,14 +747,18 @@ def this_vs_last(
     *,
     this_week: str | None,
     last_week: str | None,
+    names: tuple[str, str] = ("last week", "week before"),
     height: int | None = None,
 ) -> go.Figure:
-    """Rejection rate per `key` (edge or agent), this week beside last week."""
+    """Rejection rate per `key` (edge or agent), `this_week` beside `last_week` (by
+    default the last whole week and the one before: the page never sets a partial week
+    against a whole one)."""
     fig = go.Figure()
+    df = df[df["week"].isin([this_week, last_week])]
     keys = list(dict.fromkeys(df.sort_values("rate", ascending=False)[key]))
     for week, color, name in (
-        (last_week, "#94a3b8", "last week"),
-        (this_week, "#991b1b", "this week"),
+        (last_week, "#94a3b8", names[1]),
+        (this_week, "#991b1b", names[0]),
     ):
         rows = df[df["week"] == week].set_index(key).reindex(keys)
         fig.add_bar(

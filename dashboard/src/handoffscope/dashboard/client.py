@@ -209,10 +209,11 @@ FALSE_COMPLETION_COLUMNS = [
 OUTCOME_COLUMNS = ["handoff_id", "verifier", "result", "receipt_id", "at"]
 SPAN_COLUMNS = ["name", "handoff_id", "start", "end", "attributes"]
 TIMELINE_COLUMNS = ["minute", "verdict", "count"]
-WEEK_COLUMNS = ["week", "handoffs", "rejections", "rate"]
+WEEK_COLUMNS = ["week", "handoffs", "rejections", "rate", "partial", "days"]
 BY_REASON_COLUMNS = ["week", "reason", "count", "rate"]
 BY_EDGE_COLUMNS = ["week", "from_agent", "to_agent", "handoffs", "rejections", "rate"]
 BY_AGENT_COLUMNS = ["week", "agent", "handoffs", "rejections", "rate"]
+BY_EDGE_REASON_COLUMNS = ["week", "from_agent", "to_agent", "reason", "count", "rate"]
 
 TIME_COLUMNS = {
     "started_at", "last_seen_at", "ended_at", "requested_at", "last_handoff_at", "deadline",
@@ -281,6 +282,8 @@ class Weekly:
     by_reason: pd.DataFrame
     by_edge: pd.DataFrame
     by_agent: pd.DataFrame
+    by_edge_reason: pd.DataFrame
+    """(week, edge, reason) rejections and their share of the edge's handoffs."""
 
 
 @dataclass
@@ -536,6 +539,8 @@ def _weekly(api: str, token: str | None, service: str | None, weeks: int) -> Wee
         by_reason=frame(_list(body, "by_reason", path), BY_REASON_COLUMNS),
         by_edge=frame(_list(body, "by_edge", path), BY_EDGE_COLUMNS),
         by_agent=frame(_list(body, "by_agent", path), BY_AGENT_COLUMNS),
+        # An older collector has no edge × reason rows: an empty frame, not an error.
+        by_edge_reason=frame(body.get("by_edge_reason") or [], BY_EDGE_REASON_COLUMNS),
     )
 
 

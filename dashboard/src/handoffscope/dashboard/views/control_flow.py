@@ -1,11 +1,13 @@
 """Control flow: which agents hand work to which, how often, and how often it goes wrong.
 
-A Sankey of agent→agent edges across runs in the window: a link's width is its number of
-handoffs, its colour the share of them that were unhealthy (green 0 % → red 100 %), and a
-dark outline marks an edge with undeclared handoffs. Below it, the same edges as a table
-and, for a chosen edge, the runs behind it with links to their Run detail. Delegations — an
-agent called as a tool, control never leaving the caller — are not handoffs: they are
-listed apart, under the chart, and left out of its counts.
+A directed graph of agent→agent edges across runs in the window (`charts.control_flow`):
+cycles read as arcs going back, a self-loop as a loop on its agent; each edge is labelled
+with its handoffs and unhealthy share and coloured by that share (green 0 % → red 100 %);
+undeclared routes are dashed; each agent carries a health mark (the share of what it
+received that was unhealthy). Below it, the same edges as a table and, for a chosen edge,
+the runs behind it with links to their Run detail. Delegations — an agent called as a
+tool, control never leaving the caller — are not handoffs: they are drawn dotted and
+labelled "calls", listed apart under the table, and left out of every handoff count.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from handoffscope.dashboard import charts, client, layout, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Control flow")
-st.caption("Agent → agent handoffs across runs: width is volume, colour is the unhealthy share.")
+st.caption("Agent → agent handoffs across runs: each edge says how many and what share went wrong.")
 filters = layout.current_filters()
 
 
@@ -123,10 +125,13 @@ with layout.guard():
         c3.metric("Unhealthy", style.percent(unhealthy / total if total else 0.0))
         c4.metric("Undeclared", style.count(undeclared, "handoff"))
 
-        st.plotly_chart(charts.control_flow(edges), key="cf_sankey")
+        drawn = pd.concat([edges, calls]) if not calls.empty else edges
+        st.plotly_chart(charts.control_flow(drawn), key="cf_graph")
         st.caption(
-            "Link width: handoffs. Colour: share unhealthy, green 0 % → red 100 %. "
-            "Dark outline: the edge carried handoffs over an undeclared route."
+            "Edge label: handoffs · share unhealthy; colour: that share, green 0 % → red "
+            "100 %; width: volume. Dashed: an undeclared route. Dotted grey: a delegation "
+            "(agent called as a tool), not a handoff. An arc going back is a cycle. Under each "
+            "agent: the share of the handoffs it received that were unhealthy."
         )
 
         ranked = _worst_first(edges)

@@ -2,8 +2,11 @@
 
 A loop is DESIGN §4 rule 7: the same destination, task fingerprint and state version seen
 again in a run, or a cycle of agents with no state progress. The table lists every run
-with one (newest first); below it, the chosen run's cycle is drawn as a path of agents
-with the repeats and turns it burned.
+with one, grouped first by cycle: one row per cycle of agents (a rotation of the same
+cycle — billing → triage → billing and triage → billing → triage — is one cycle), with how
+many runs went round it, the repeats and the turns they burned, worst first, so the
+back-edge to break first is the top row. Below, the runs themselves (newest first, narrowed
+to one cycle if chosen) and the chosen run's cycle drawn as a path of agents.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from handoffscope.dashboard import charts, client, layout, style, urlstate
+from handoffscope.dashboard.cycles import by_cycle, cycle_key
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Loops")
@@ -19,9 +23,14 @@ st.caption(
     "Runs that handed work around without progress: the cycle, its repeats and the turns it burned."
 )
 filters = layout.current_filters()
+# Runs read to group (a bare string here would be drawn: Streamlit's "magic"); the page
+# says so when the collector had as many or more.
+LIMIT = 500
+ALL_CYCLES = "All cycles"
+
 
 with layout.guard():
-    loops = client.loops(filters.service, filters.window_seconds)
+    loops = client.loops(filters.service, filters.window_seconds, limit=LIMIT)
     if loops.empty:
         layout.empty_state(
             "No loops",
@@ -36,6 +45,45 @@ with layout.guard():
             "Repeated handoffs", style.count(int(loops["repeats"].fillna(0).sum()), "handoff")
         )
         c3.metric("Turns burned", style.count(int(loops["turns"].fillna(0).sum()), "turn"))
+
+        cycles = by_cycle(loops)
+        st.subheader("Cycles")
+        capped = (
+            f" (grouped from the newest {LIMIT:,} runs with a loop)" if len(loops) >= LIMIT else ""
+        )
+        st.caption(
+            f"{style.count(len(cycles), 'cycle')} across {style.count(len(loops), 'run')}{capped}, "
+            "most runs first. Safe next step: " + style.next_step(sc.LOOP)
+        )
+        layout.table(
+            pd.DataFrame(
+                {
+                    "Cycle": [style.path(k) if k else "—" for k in cycles["key"]],
+                    "Runs": cycles["runs"],
+                    "Repeats": [style.count(n, "repeat") for n in cycles["repeats"]],
+                    "Turns burned": [style.count(n, "turn") for n in cycles["turns"]],
+                    "Services": [", ".join(s) for s in cycles["services"]],
+                    "Last seen": [style.clock(t) for t in cycles["last_seen_at"]],
+                }
+            )
+        )
+
+        st.subheader("Runs")
+        names = [ALL_CYCLES] + [style.path(k) if k else "—" for k in cycles["key"]]
+        pick_key = urlstate.bind(
+            "cycle",
+            0,
+            key="loops_cycle_filter",
+            parse=names.index,
+            dump=names.__getitem__,
+            options=range(len(names)),
+        )
+        pick = st.selectbox(
+            "Cycle", range(len(names)), format_func=lambda i: names[i], key=pick_key
+        )
+        if int(pick) > 0:
+            chosen = cycles.iloc[int(pick) - 1]["key"]
+            loops = loops[[cycle_key(c) == chosen for c in loops["cycle"]]].reset_index(drop=True)
 
         view = layout.with_run_links(loops)[["run_id", "service"]].rename(
             columns={"run_id": "Run", "service": "Service"}

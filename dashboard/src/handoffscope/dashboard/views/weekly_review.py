@@ -1,9 +1,16 @@
 """Weekly review: which edges and reasons reject most, and is it getting better?
 
 Rejections are `route_rejected` + `contract_rejected` (DESIGN §4); weeks are ISO weeks.
-The page compares this week with last (rate and change), then breaks the rate down by
-reason, by edge and by receiving agent. "Download CSV" saves the collector's own CSV
-export for the same service and weeks, so the file matches what the page shows.
+Everything here is a rate — rejections as a share of handoffs — because volume changes
+from week to week and a count would read a busy week as a bad one.
+
+The current week is partial (the collector says how many of its days have passed), so
+the headline compares the last whole week with the one before, and this week is shown
+beside it as "so far", hatched in the charts, never as a like-for-like change. Then the
+rate by reason per week, an edge × reason heatmap (which edge is refused for what), and
+the rate by edge and by receiving agent. "Download CSV" saves the collector's own CSV
+export for the same service and weeks (its cells neutralised against spreadsheet
+formulas by the collector), so the file matches what the page shows.
 """
 
 from __future__ import annotations
@@ -14,7 +21,10 @@ import streamlit as st
 from handoffscope.dashboard import charts, client, layout, style
 
 st.title("Weekly review")
-st.caption("Rejection rate (route + contract rejections) per ISO week: this week against last.")
+st.caption(
+    "Rejection rate (route + contract rejections as a share of handoffs) per ISO week: "
+    "the last whole week against the one before; this week so far, marked partial."
+)
 filters = layout.current_filters()
 
 
@@ -23,55 +33,64 @@ def _rate_of(weeks: pd.DataFrame, week: str | None) -> tuple[float | None, int, 
     if week is None or row.empty:
         return None, 0, 0
     r = row.iloc[0]
-    return float(r["rate"]), int(r["rejections"]), int(r["handoffs"])
+    rate = None if pd.isna(r["rate"]) else float(r["rate"])
+    return rate, int(r["rejections"]), int(r["handoffs"])
 
 
 def _change_table(
     df: pd.DataFrame,
     key: str,
     label: str,
-    this_week: str | None,
-    last_week: str | None,
+    full: str | None,
+    before: str | None,
+    partial: str | None,
     *,
-    absent_is_zero: bool = False,
+    counted_weeks: frozenset[str] = frozenset(),
 ) -> pd.DataFrame:
-    """One row per `key` value: this week's rate and count, last week's rate, the change.
+    """One row per `key` value: the last whole week's rate and count, the week before's,
+    the change between those two, and this (partial) week's rate so far.
 
-    `absent_is_zero`: a reason missing from a week had no rejection that week (0 %); an
-    edge or agent missing from a week had no handoff, so its rate is unknown ("—").
+    `counted_weeks`: weeks that had handoffs, for a reason table — a reason missing from
+    such a week had no rejection that week (0 %). A reason missing from an empty week, or
+    an edge or agent missing from any week (it had no handoff), has no rate ("—").
     """
 
-    def pick(week: str | None) -> pd.DataFrame:
-        return df[df["week"] == week].drop_duplicates(key).set_index(key)
+    parts = {
+        w: df[df["week"] == w].drop_duplicates(key).set_index(key) for w in (full, before, partial)
+    }
+    keys = list(dict.fromkeys(k for part in parts.values() for k in part.index))
 
-    now, before = pick(this_week), pick(last_week)
-    keys = list(dict.fromkeys([*now.index, *before.index]))
-
-    def get(part: pd.DataFrame, k: str, col: str) -> float | None:
+    def get(week: str | None, k: str, col: str) -> float | None:
+        part = parts[week]
         if k not in part.index:
-            return 0.0 if absent_is_zero else None
+            return 0.0 if week in counted_weeks else None
         if col not in part.columns or pd.isna(part.at[k, col]):
             return None
         return float(part.at[k, col])
 
     def counted(k: str) -> str:
-        if k not in now.index:
-            return "0" if absent_is_zero else "—"
-        rej = get(now, k, "rejections")
+        if k not in parts[full].index:
+            return "0" if full in counted_weeks else "—"
+        rej = get(full, k, "rejections")
         if rej is None:
             return "—"
-        total = get(now, k, "handoffs")
+        total = get(full, k, "handoffs")
         return (
             f"{int(rej)} of {style.count(total, 'handoff')}" if total is not None else f"{int(rej)}"
         )
 
     out = pd.DataFrame({label: keys})
-    out["This week"] = [style.percent(get(now, k, "rate")) for k in keys]
-    out["Rejections this week"] = [counted(k) for k in keys]
-    out["Last week"] = [style.percent(get(before, k, "rate")) for k in keys]
-    out["Change"] = [_change(get(now, k, "rate"), get(before, k, "rate")) for k in keys]
-    out["_sort"] = [get(now, k, "rate") or -1.0 for k in keys]
-    return out.sort_values("_sort", ascending=False).drop(columns="_sort")
+    out[f"Last week ({full})"] = [style.percent(get(full, k, "rate")) for k in keys]
+    out["Rejections last week"] = [counted(k) for k in keys]
+    out[f"Week before ({before})"] = [style.percent(get(before, k, "rate")) for k in keys]
+    out["Change"] = [_change(get(full, k, "rate"), get(before, k, "rate")) for k in keys]
+    out[f"This week so far ({partial}, partial)"] = [
+        style.percent(get(partial, k, "rate")) for k in keys
+    ]
+    # Worst last week first; then, among keys last week did not see, worst so far.
+    out["_sort"] = [get(full, k, "rate") or -1.0 for k in keys]
+    out["_then"] = [get(partial, k, "rate") or -1.0 for k in keys]
+    return out.sort_values(["_sort", "_then"], ascending=False).drop(columns=["_sort", "_then"])
 
 
 def _change(now: float | None, before: float | None) -> str:
@@ -83,6 +102,30 @@ def _change(now: float | None, before: float | None) -> str:
     return f"{'▲' if diff > 0 else '▼'} {abs(diff):.1f} pts"
 
 
+def _edge_names(df: pd.DataFrame) -> list[str]:
+    return [style.edge(f, t) for f, t in zip(df["from_agent"], df["to_agent"], strict=True)]
+
+
+SPANS = ("Last whole week", "All whole weeks shown", "This week so far (partial)")
+
+
+def _heatmap(review: client.Weekly, full: str | None, partial: str | None) -> None:
+    st.subheader("Which edge is refused for what")
+    span = st.radio("Weeks", SPANS, horizontal=True, key="wr_heat_span")
+    whole = [w for w in review.weeks["week"] if w != partial]
+    weeks = {SPANS[0]: [full], SPANS[1]: whole, SPANS[2]: [partial]}[span]
+    cells = review.by_edge_reason[review.by_edge_reason["week"].isin(weeks)]
+    totals = review.by_edge[review.by_edge["week"].isin(weeks)]
+    if cells.empty:
+        st.caption("No rejection on any edge in these weeks.")
+        return
+    st.plotly_chart(charts.edge_reason_heatmap(cells, totals), key="wr_heatmap")
+    st.caption(
+        "Cell: the share of the edge's handoffs refused for that reason in the weeks chosen "
+        "(hover for the counts). Busiest-refused edges first."
+    )
+
+
 with layout.guard():
     review = client.weekly(filters.service, filters.weeks)
     if review.weeks.empty or int(review.weeks["handoffs"].fillna(0).sum()) == 0:
@@ -92,89 +135,87 @@ with layout.guard():
             "The weekly review counts handoffs per ISO week; it fills in as runs are recorded.",
         )
     else:
-        this_rate, this_rej, this_n = _rate_of(review.weeks, review.this_week)
-        last_rate, last_rej, last_n = _rate_of(review.weeks, review.last_week)
+        labels = list(review.weeks["week"])
+        partial = review.this_week
+        full = review.last_week
+        before = labels[-3] if len(labels) >= 3 else None
+        days = review.weeks.loc[review.weeks["week"] == partial, "days"]
+        days_so_far = float(days.iloc[0]) if len(days) and pd.notna(days.iloc[0]) else None
+        full_rate, full_rej, full_n = _rate_of(review.weeks, full)
+        before_rate, _, before_n = _rate_of(review.weeks, before)
+        now_rate, now_rej, now_n = _rate_of(review.weeks, partial)
         delta = None
-        if this_rate is not None and last_rate is not None:
-            delta = f"{(this_rate - last_rate) * 100:+.1f} pts vs last week"
+        if full_rate is not None and before_rate is not None:
+            delta = f"{(full_rate - before_rate) * 100:+.1f} pts vs {before}"
         c1, c2, c3 = st.columns(3)
         c1.metric(
-            f"Rejection rate, this week ({review.this_week})",
-            style.percent(this_rate),
+            f"Rejection rate, last week ({full})",
+            style.percent(full_rate),
             delta,
             delta_color="inverse",  # fewer rejections is better
         )
-        c2.metric("Rejections, this week", f"{this_rej} of {style.count(this_n, 'handoff')}")
+        c2.metric("Rejections, last week", f"{full_rej} of {style.count(full_n, 'handoff')}")
+        so_far = f"{days_so_far:.1f} of 7 days" if days_so_far is not None else "part of the week"
         c3.metric(
-            f"Rejection rate, last week ({review.last_week})",
-            style.percent(last_rate),
-            f"{last_rej} of {style.count(last_n, 'handoff')}",
+            f"This week so far ({partial}, partial)",
+            style.percent(now_rate),
+            f"{now_rej} of {style.count(now_n, 'handoff')} in {so_far} — not compared",
             delta_color="off",
             delta_arrow="off",
         )
-        st.plotly_chart(charts.weekly_rate(review.weeks, this_week=review.this_week), key="wr_rate")
+        st.plotly_chart(
+            charts.weekly_rate(review.weeks, this_week=full, partial_week=partial), key="wr_rate"
+        )
 
         by_reason, by_edge, by_agent = st.tabs(["By reason", "By edge", "By agent"])
         with by_reason:
             if review.by_reason.empty:
                 st.success("No rejection in these weeks.", icon=":material/check_circle:")
             else:
-                st.plotly_chart(charts.weekly_by_reason(review.by_reason), key="wr_reason")
+                st.plotly_chart(
+                    charts.weekly_by_reason(review.by_reason, partial_week=partial),
+                    key="wr_reason",
+                )
                 reasons = review.by_reason.assign(
                     reason=[style.reason_label(r) for r in review.by_reason["reason"]],
                     rejections=review.by_reason["count"],
+                    handoffs=[_rate_of(review.weeks, w)[2] for w in review.by_reason["week"]],
                 )
                 layout.table(
                     _change_table(
                         reasons,
                         "reason",
                         "Reason",
-                        review.this_week,
-                        review.last_week,
-                        absent_is_zero=True,
+                        full,
+                        before,
+                        partial,
+                        counted_weeks=frozenset(
+                            review.weeks.loc[review.weeks["handoffs"].fillna(0) > 0, "week"]
+                        ),
                     )
                 )
         with by_edge:
             if review.by_edge.empty:
                 st.caption("No handoff between agents in these weeks.")
             else:
-                edges = review.by_edge.assign(
-                    edge=[
-                        style.edge(f, t)
-                        for f, t in zip(
-                            review.by_edge["from_agent"], review.by_edge["to_agent"], strict=True
-                        )
-                    ]
-                )
+                _heatmap(review, full, partial)
+                edges = review.by_edge.assign(edge=_edge_names(review.by_edge))
                 st.plotly_chart(
-                    charts.this_vs_last(
-                        edges, "edge", this_week=review.this_week, last_week=review.last_week
-                    ),
+                    charts.this_vs_last(edges, "edge", this_week=full, last_week=before),
                     key="wr_edge",
                 )
-                layout.table(
-                    _change_table(edges, "edge", "Edge", review.this_week, review.last_week)
-                )
+                layout.table(_change_table(edges, "edge", "Edge", full, before, partial))
         with by_agent:
             if review.by_agent.empty:
                 st.caption("No receiving agent in these weeks.")
             else:
                 st.plotly_chart(
-                    charts.this_vs_last(
-                        review.by_agent,
-                        "agent",
-                        this_week=review.this_week,
-                        last_week=review.last_week,
-                    ),
+                    charts.this_vs_last(review.by_agent, "agent", this_week=full, last_week=before),
                     key="wr_agent",
                 )
                 layout.table(
                     _change_table(
-                        review.by_agent,
-                        "agent",
-                        "Receiving agent",
-                        review.this_week,
-                        review.last_week,
+                        review.by_agent, "agent", "Receiving agent", full, before, partial
                     )
                 )
 
@@ -184,4 +225,5 @@ with layout.guard():
             file_name=f"handoffscope-weekly-{review.this_week or 'review'}.csv",
             mime="text/csv",
             icon=":material/download:",
+            key="wr_csv",
         )
