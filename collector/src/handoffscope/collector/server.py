@@ -270,6 +270,7 @@ def run(settings: CollectorSettings) -> int:
         grace_seconds=settings.grace_seconds,
         retention_days=settings.retention_days,
         require_outcome=settings.require_outcome,
+        max_handoffs_per_run=settings.max_handoffs_per_run,
     )
     writer: Writer | None = None
     judge: Judge | None = None
