@@ -22,7 +22,17 @@ from typing import Any
 
 import httpx
 import pytest
-from dashboard_support import CHROMIUM, RUN_LAST_WEEK, RUN_ROUTE, free_port, seed, wait_http
+from dashboard_support import (
+    BILLING,
+    CHROMIUM,
+    RUN_BIG,
+    RUN_LAST_WEEK,
+    RUN_ROUTE,
+    build_big_run,
+    free_port,
+    seed,
+    wait_http,
+)
 
 TOKEN = "dashboard-test-token"
 VISIBLE_TIMEOUT_S = 30.0
@@ -72,6 +82,17 @@ def seeded_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     proc = _start(request, tmp_path_factory.mktemp("seeded"))
     seed(proc.http_endpoint)
     _wait_visible(proc.http_endpoint, (RUN_ROUTE, RUN_LAST_WEEK))
+    return proc.http_endpoint
+
+
+@pytest.fixture(scope="module")
+def big_run_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a real collector holding one run of 10,000 handoffs (dashboard_support.RUN_BIG),
+    sent in one export by the real OTLP exporter and judged by the collector."""
+    proc = _start(request, tmp_path_factory.mktemp("big"))
+    seed(proc.http_endpoint, build=build_big_run, services=(BILLING,))
+    _wait_visible(proc.http_endpoint, (RUN_BIG,))
+    proc.judged()
     return proc.http_endpoint
 
 
