@@ -743,6 +743,10 @@ def wait_missing(ev: HandoffEvidence) -> list[str]:
     ]
 
 
+def _rank(verdict: str) -> int:
+    return sc.RANK.get(verdict, len(sc.PRECEDENCE))
+
+
 def worst_timeline(statics: Iterable[str], timelines: Sequence[Timeline]) -> Timeline:
     """The worst of several timelines (a run over its handoffs), as a timeline.
 
@@ -770,12 +774,16 @@ def worst_timeline(statics: Iterable[str], timelines: Sequence[Timeline]) -> Tim
     i, n = 0, len(flips)
     while i < n:
         t = flips[i][0]
+        v = cur
         while i < n and flips[i][0] == t:  # every flip at this instant, then judge
             _t, left, entered = flips[i]
             holding[left] -= 1
             holding[entered] += 1
+            if _rank(entered) < _rank(v):
+                v = entered
             i += 1
-        v = worst(k for k, c in holding.items() if c > 0)
+        if holding[v] <= 0:  # the worst one left (never, if time only worsens): recount
+            v = worst(k for k, c in holding.items() if c > 0)
         if v != cur:
             changes.append((t, v))
             cur = v
