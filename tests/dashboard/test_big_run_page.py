@@ -25,6 +25,7 @@ def test_run_detail_of_a_10k_handoff_run_is_paged_and_folded(big_run_api, monkey
     at = open_page("run_detail", monkeypatch, big_run_api, query={"run_id": RUN_BIG})
     page = texts(at)
     assert f"Showing 1–200 of {BIG_HANDOFFS:,} handoffs." in page
+    assert f"Handoffs: {BIG_HANDOFFS:,} handoffs" in page  # the run's count, not the page's
     handoffs = tables(at)[0]
     assert list(handoffs["#"]) == list(range(1, 201))
     assert handoffs.iloc[0]["Handoff"] == "triage → billing"

@@ -45,6 +45,7 @@ by commits is what keeps a trickle cheap: one-span exports, each its own commit,
 thousands at a time once the judge is behind, so a big run is re-evaluated once per slice
 of spans, not once per export."""
 MAX_COMMITS_PER_STEP = 65_536
+"""Most commits one step takes (and sizes remembered): bounds the step's bookkeeping."""
 RETRY_S = 1.0
 RETENTION_INTERVAL_S = 3600.0
 _NS_PER_DAY = 86_400 * 10**9
@@ -84,7 +85,7 @@ class Judge:
                 self._commit_times[seq] = at_ns or time.time_ns()
                 while len(self._commit_times) > 4096:
                     self._commit_times.popitem(last=False)
-                if spans is not None and len(self._commit_spans) < MAX_COMMITS_PER_STEP * 4:
+                if spans is not None and len(self._commit_spans) < MAX_COMMITS_PER_STEP:
                     self._commit_spans[seq] = spans
             self._wake.notify()
 

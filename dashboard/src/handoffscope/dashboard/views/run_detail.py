@@ -114,7 +114,7 @@ def _header(run: client.RunDetail) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Status", style.status_label(s.get("status")))
     c2.metric("Turns", style.count(s.get("turns"), "turn"))
-    c3.metric("Handoffs", style.count(len(run.handoffs), "handoff"))
+    c3.metric("Handoffs", style.count(run.handoffs_total or len(run.handoffs), "handoff"))
     c4.metric("Duration", style.duration(span.total_seconds()) if span is not None else "—")
     who = s.get("final_agent") or s.get("current_agent")
     st.caption(
