@@ -53,6 +53,16 @@ BENCHES: dict[str, tuple[str, list[str], str]] = {
         [],
         "app-thread cost with the collector down / slow / 503 vs healthy",
     ),
+    "judge": (
+        "bench_judge.py",
+        [],
+        "judge cost per span for one run of 1k vs 10k pending handoffs (one export, 512 a batch)",
+    ),
+    "run-detail": (
+        "bench_run_detail.py",
+        [],
+        "Run detail page render time, a 10k-handoff run vs a 100-handoff run (AppTest)",
+    ),
     "notify": (
         "bench_notify.py",
         [],

@@ -24,10 +24,13 @@ from typing import Any
 import httpx
 import pytest
 from dashboard_support import (
+    BILLING,
     CHROMIUM,
     FLOW_SERVICE,
+    RUN_BIG,
     RUN_LAST_WEEK,
     RUN_ROUTE,
+    build_big_run,
     build_flow_scenario,
     free_port,
     seed,
@@ -104,6 +107,17 @@ def flow_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     proc = _start(request, tmp_path_factory.mktemp("flow"))
     seed(proc.http_endpoint, build=build_flow_scenario, services=(FLOW_SERVICE,))
     _wait_visible(proc.http_endpoint, ("flow-",))
+    return proc.http_endpoint
+
+
+@pytest.fixture(scope="module")
+def big_run_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a real collector holding one run of 10,000 handoffs (dashboard_support.RUN_BIG),
+    sent in one export by the real OTLP exporter and judged by the collector."""
+    proc = _start(request, tmp_path_factory.mktemp("big"))
+    seed(proc.http_endpoint, build=build_big_run, services=(BILLING,))
+    _wait_visible(proc.http_endpoint, (RUN_BIG,))
+    proc.judged()
     return proc.http_endpoint
 
 

@@ -319,6 +319,34 @@ def build_flow_scenario(tracers: dict[str, Any], now_ns: int) -> None:
     run(10).handoff(*FLOW_UNDECLARED, minute=0.1, declared=False)
 
 
+RUN_BIG = "run-big-10k"
+BIG_HANDOFFS = 10_000
+
+
+def build_big_run(tracers: dict[str, Any], now_ns: int) -> None:
+    """One run of BIG_HANDOFFS handoffs ping-ponging between two agents, each requested and
+    admitted on one span (a shim that knows both at once), the first a minute ago."""
+    tracer = tracers[BILLING]
+    t0 = now_ns - MINUTE_NS
+    for i in range(BIG_HANDOFFS):
+        frm, to = ("triage", "billing") if i % 2 == 0 else ("billing", "triage")
+        at = t0 + i * 1_000_000
+        tracer.start_span(
+            sc.SPAN_REQUEST,
+            start_time=at,
+            attributes={
+                sc.RUN_ID: RUN_BIG,
+                sc.HANDOFF_ID: f"h{i + 1:05d}",
+                sc.FROM_AGENT: frm,
+                sc.TO_AGENT: to,
+                sc.TURN: i + 1,
+                sc.STATE_VERSION: i + 1,
+                sc.ROUTE_DECLARED: True,
+                sc.DESTINATION_STARTED: True,
+            },
+        ).end(end_time=at + 1000)
+
+
 def seed(
     api: str,
     token: str | None = None,

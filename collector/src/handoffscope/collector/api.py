@@ -47,17 +47,21 @@ from .api_params import (
     MAX_WEEKS,
     MAX_WINDOW_SECONDS,
     NS,
+    RUN_HANDOFFS_DEFAULT,
+    RUN_SPANS_DEFAULT,
     BadParam,
     parse_bool,
     parse_choice,
     parse_int,
     parse_limit,
+    parse_page,
     parse_service,
     parse_text,
     parse_time,
     parse_verdict,
 )
 from .evidence import run_key
+from .path_summary import summarise
 from .store.duckdb_store import ATTRIBUTE_COLUMNS, SQL_DIR, load_sql
 
 log = logging.getLogger(__name__)
@@ -73,8 +77,10 @@ RUN_SORTS = ("newest", "severity", "silent", "last_seen")
 SEARCH_SKEW_NS = 3600 * 10**9
 """A search by trace or conversation id reads spans received since an hour before the
 window: `since` is on the sender's clock, arrival on the collector's."""
-RUN_SPANS_LIMIT = 5000
-"""At most this many spans in a run's timeline (a runaway run must not flood the page)."""
+RUN_PATH_LIMIT = 1000
+"""Agents of a run's `path` listed in its detail (`path_summary` speaks for all of them)."""
+RUN_OUTCOMES_LIMIT = 1000
+"""Verifier outcomes listed in a run's detail."""
 FAILURES = list(sc.FAILURE_VERDICTS)
 NOTIFY_EVENTS = list(sc.NOTIFY_EVENTS)
 NS_PER_HOUR = 3600 * NS
@@ -440,6 +446,7 @@ class QueryAPI:
         self.store = store
         self.engine = engine
         self.grace = float(getattr(settings, "grace_seconds", 30.0))
+        self.handoff_cap = int(getattr(settings, "max_handoffs_per_run", 0) or 0)
         self.auth = bool(getattr(settings, "token", ""))
         self.spec = api_openapi.build(auth=self.auth)
 
@@ -574,6 +581,15 @@ class QueryAPI:
     def run(self, request: Request, now: int):
         run_id = request.path_params["run_id"]
         grace = self.grace
+        q = request.query_params
+        # A run may hold --max-handoffs-per-run handoffs and many more spans: the detail
+        # answers one page of each (with totals), so its size is bounded whatever the run.
+        h_limit, h_offset = parse_page(
+            "handoffs", q.get("handoffs_limit"), q.get("handoffs_offset"), RUN_HANDOFFS_DEFAULT
+        )
+        s_limit, s_offset = parse_page(
+            "spans", q.get("spans_limit"), q.get("spans_offset"), RUN_SPANS_DEFAULT
+        )
 
         def read(cur):
             if sc.check_value(sc.ATTRIBUTES[sc.RUN_ID], run_id) is None:
@@ -584,45 +600,59 @@ class QueryAPI:
                 return _error(404, f"no run {run_id!r}")
             r = found[0]
             verdict = r["verdict_now"]
-            handoffs = _rows(
-                cur,
-                "run_handoffs",
-                {**key, "now": now, "lo": r["first_seen_ns"], "hi": r["last_seen_ns"]},
-            )
+            window = {**key, "now": now, "lo": r["first_seen_ns"], "hi": r["last_seen_ns"]}
+            handoffs = _rows(cur, "run_handoffs", {**window, "limit": h_limit, "offset": h_offset})
+            handoffs_total = _rows(
+                cur, "run_handoff_count", {k: v for k, v in window.items() if k != "now"}
+            )[0]["n"]
+            first_failure = _rows(cur, "run_first_failure", {**window, "verdict": verdict})
             waits = _rows(cur, "run_waits", {**key, "now": now})
             notified = notifications_by_run(cur, [run_id])
-            spans = []
+            spans: list[dict[str, Any]] = []
+            outcome_spans: list[dict[str, Any]] = []
+            spans_total = 0
+            identities: dict[str, Any] = {}
             if r["min_received_ns"] is not None:
-                spans = _rows(
-                    cur,
-                    "run_spans",
-                    {
-                        "run_id": run_id,
-                        "lo": r["min_received_ns"],
-                        "hi": r["max_received_ns"],
-                        "limit": RUN_SPANS_LIMIT,
-                    },
+                received = {
+                    "run_id": run_id,
+                    "lo": r["min_received_ns"],
+                    "hi": r["max_received_ns"],
+                }
+                spans = _rows(cur, "run_spans", {**received, "limit": s_limit, "offset": s_offset})
+                identities = _rows(cur, "run_span_count", received)[0]
+                spans_total = identities["n"]
+                outcome_spans = _rows(
+                    cur, "run_outcomes", {**received, "limit": RUN_OUTCOMES_LIMIT}
                 )
             body = run_summary_json(r, verdict)
             handoff_list = [
                 handoff_json(h, now, grace, with_run=False, with_boundaries=True) for h in handoffs
             ]
+            first = [
+                handoff_json(h, now, grace, with_run=False, with_boundaries=False)
+                for h in first_failure
+            ]
             unobserved = list(r["unobserved"] or [])
+            path = list(r["path"])
             body.update(
-                why=run_why(r, verdict, handoff_list),
+                why=run_why(r, verdict, first),
+                # Whichever page of handoffs is asked for, the one that decides the verdict.
+                first_failure=first[0] if first else None,
                 next_step=sc.NEXT_STEPS[verdict],
                 verification_expected=bool(r["verification_expected"]),
                 unobserved=unobserved,
                 not_observed=not_observed_note(unobserved),
                 final_agent=r["final_agent"],
                 ended_at=iso(r["ended_ns"]),
-                path=list(r["path"]),
+                path=path[:RUN_PATH_LIMIT],
+                path_total=len(path),
+                path_summary=summarise(path),
+                handoffs_capped=bool(r["handoffs_capped"]),
+                handoff_cap=self.handoff_cap or None,
                 loop_cycle=list(r["loop_cycle"]),
                 loop_repeats=r["loop_repeats"],
-                trace_ids=sorted({s["trace_id"] for s in spans}),
-                conversation_ids=sorted(
-                    {s["gen_ai_conversation_id"] for s in spans if s["gen_ai_conversation_id"]}
-                ),
+                trace_ids=list(identities.get("trace_ids") or []),
+                conversation_ids=list(identities.get("conversation_ids") or []),
                 outcome_result=r["outcome_result"],
                 verifier=r["verifier"],
                 outcomes=[
@@ -633,13 +663,18 @@ class QueryAPI:
                         "receipt_id": s["outcome_receipt_id"],
                         "at": iso(s["end_ns"]),
                     }
-                    for s in spans
-                    if s["outcome_result"] is not None
+                    for s in outcome_spans
                 ],
                 waits=[approval_json(w, now, notified) for w in waits],
                 notifications=notified.get(run_id, []),
                 handoffs=handoff_list,
+                handoffs_total=handoffs_total,
+                handoffs_offset=h_offset,
+                handoffs_limit=h_limit,
                 spans=[span_json(s) for s in spans],
+                spans_total=spans_total,
+                spans_offset=s_offset,
+                spans_limit=s_limit,
             )
             return body
 

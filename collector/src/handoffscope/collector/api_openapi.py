@@ -20,6 +20,10 @@ from .api_params import (
     MAX_TEXT_LEN,
     MAX_WEEKS,
     MAX_WINDOW_SECONDS,
+    RUN_HANDOFFS_DEFAULT,
+    RUN_OFFSET_MAX,
+    RUN_PAGE_MAX,
+    RUN_SPANS_DEFAULT,
     SERVICE_PATTERN,
 )
 
@@ -178,6 +182,7 @@ SCHEMAS: dict[str, Any] = {
             "boundaries": _obj({b: BOUNDARY_STATE for b in sc.BOUNDARIES}),
         }
     ),
+    "Handoff": _obj(HANDOFF_PROPS),
     "HandoffListItem": _obj({"run_id": STR, "service": NSTR, **HANDOFF_PROPS}),
     "Approval": APPROVAL,
     "Notification": NOTIFICATION,
@@ -206,6 +211,19 @@ SCHEMAS: dict[str, Any] = {
             "final_agent": NSTR,
             "ended_at": TIME,
             "path": STRS,
+            "path_total": INT,
+            "path_summary": _obj(
+                {
+                    "segments": {
+                        "type": "array",
+                        "items": _obj({"agents": STRS, "repeat": INT}),
+                    },
+                    "segments_omitted": INT,
+                    "text": STR,
+                }
+            ),
+            "handoffs_capped": BOOL,
+            "handoff_cap": NINT,
             "loop_cycle": STRS,
             "loop_repeats": INT,
             "trace_ids": STRS,
@@ -226,8 +244,19 @@ SCHEMAS: dict[str, Any] = {
             },
             "waits": {"type": "array", "items": {"$ref": "#/components/schemas/Approval"}},
             "notifications": NOTIFICATIONS,
+            "first_failure": {
+                "anyOf": [{"$ref": "#/components/schemas/Handoff"}, {"type": "null"}],
+                "description": "The handoff whose failure decides the run's verdict, on "
+                "whichever page it is; null when no handoff failed.",
+            },
             "handoffs": {"type": "array", "items": {"$ref": "#/components/schemas/HandoffDetail"}},
+            "handoffs_total": INT,
+            "handoffs_offset": INT,
+            "handoffs_limit": INT,
             "spans": {"type": "array", "items": {"$ref": "#/components/schemas/Span"}},
+            "spans_total": INT,
+            "spans_offset": INT,
+            "spans_limit": INT,
         }
     ),
     "Edge": _obj(
@@ -406,6 +435,30 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
+def _page_params(what: str, default: int) -> list[dict[str, Any]]:
+    """`<what>_limit` and `<what>_offset`: one page of a run's handoffs or spans."""
+    return [
+        {
+            "name": f"{what}_limit",
+            "in": "query",
+            "description": f"{what.capitalize()} in this page (default {default}); "
+            f"`{what}_total` says how many the run has.",
+            "schema": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": RUN_PAGE_MAX,
+                "default": default,
+            },
+        },
+        {
+            "name": f"{what}_offset",
+            "in": "query",
+            "description": f"{what.capitalize()} skipped before this page (run order; default 0).",
+            "schema": {"type": "integer", "minimum": 0, "maximum": RUN_OFFSET_MAX, "default": 0},
+        },
+    ]
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/parameters/{name}"}
 
@@ -522,7 +575,7 @@ def build(*, auth: bool) -> dict[str, Any]:
         ),
         "/api/v1/runs/{run_id}": _op(
             "Run detail",
-            "One run: facts, path, loop, waits, outcomes, each handoff with its six boundaries, and its spans.",
+            "One run: facts, path (and its summary), loop, waits, outcomes, one page of its handoffs with their six boundaries and one page of its spans, with totals.",
             [
                 {
                     "name": "run_id",
@@ -530,7 +583,9 @@ def build(*, auth: bool) -> dict[str, Any]:
                     "required": True,
                     "description": "handoff.run_id",
                     "schema": {"type": "string", "minLength": 1},
-                }
+                },
+                *_page_params("handoffs", RUN_HANDOFFS_DEFAULT),
+                *_page_params("spans", RUN_SPANS_DEFAULT),
             ],
             _json({"$ref": "#/components/schemas/RunDetail"}),
             not_found=True,

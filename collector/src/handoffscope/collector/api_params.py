@@ -114,6 +114,22 @@ def parse_limit(raw: str | None) -> int:
     return parse_int("limit", raw, DEFAULT_LIMIT, 1, MAX_LIMIT)
 
 
+RUN_PAGE_MAX = 5000
+"""Most handoffs or spans in one page of a run's detail."""
+RUN_HANDOFFS_DEFAULT = 200
+RUN_SPANS_DEFAULT = 500
+RUN_OFFSET_MAX = 10**9
+"""An offset past every row is an empty page, not an error (bounded so it binds)."""
+
+
+def parse_page(prefix: str, limit: str | None, offset: str | None, default: int) -> tuple[int, int]:
+    """(`<prefix>_limit`, `<prefix>_offset`) of one page of a run's handoffs or spans."""
+    return (
+        parse_int(f"{prefix}_limit", limit, default, 1, RUN_PAGE_MAX),
+        parse_int(f"{prefix}_offset", offset, 0, 0, RUN_OFFSET_MAX),
+    )
+
+
 def parse_service(raw: str | None) -> str | None:
     """A service.name to filter on; None (no filter) when absent or empty."""
     if raw is None or raw == "":

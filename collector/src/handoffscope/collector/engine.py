@@ -163,6 +163,7 @@ RUN_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("unverified", BOOL),
     ("verification_expected", BOOL),
     ("unobserved", STRS),
+    ("handoffs_capped", BOOL),
 )
 
 WAIT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -197,6 +198,7 @@ DAILY_SCHEMA = pa.schema(
 )
 
 _H = {name: i for i, (name, _) in enumerate(HANDOFF_COLUMNS)}
+_R_CAPPED = [name for name, _ in RUN_COLUMNS].index("handoffs_capped")
 _W_TOKEN = [name for name, _ in WAIT_COLUMNS].index("resume_token_id")
 
 ROUTE_REASON = "route"
@@ -367,6 +369,7 @@ class HealthEngine:
         max_hot_handoffs: int = 20_000,
         reload_window_seconds: float = 3600.0,
         require_outcome: Iterable[str] = (),
+        max_handoffs_per_run: int = 10_000,
     ) -> None:
         self.grace_seconds = float(grace_seconds)
         self.policy = VerificationPolicy(require_outcome)
@@ -376,6 +379,10 @@ class HealthEngine:
         """Bound on in-memory state, in handoffs (a run counts one more). About 1.5 kB
         each (measured with tracemalloc), so the default holds ~30 MB."""
         self.reload_window_seconds = reload_window_seconds
+        self.max_handoffs_per_run = max_handoffs_per_run
+        """Handoffs judged per run (0: no cap; `--max-handoffs-per-run`). Judging a run costs
+        time and memory in its handoffs, so the cap is what bounds a run that never ends;
+        evidence beyond it is refused, counted and the run marked `handoffs_capped`."""
         """`load` brings back runs that received evidence this recently."""
         self.runs: OrderedDict[str, RunState] = OrderedDict()
         self.hot_size = 0
@@ -394,6 +401,7 @@ class HealthEngine:
                     "runs_evicted",
                     "handoff_rows_written",
                     "run_rows_written",
+                    "handoff_spans_over_cap",
                 ),
                 0,
             )
@@ -484,7 +492,12 @@ class HealthEngine:
                     self.hot_size += 1
         before = sum(self.runs[r].size for r in batch_runs)
         outcomes: dict[str, int] = {}
-        touched = merge_spans(self.runs, spans, outcomes)
+        touched = merge_spans(self.runs, spans, outcomes, max_handoffs=self.max_handoffs_per_run)
+        for rid in batch_runs:
+            run = self.runs[rid]
+            if run.refused_spans:
+                self.stats["handoff_spans_over_cap"] += run.refused_spans
+                run.refused_spans = 0
         self.hot_size += sum(self.runs[r].size for r in batch_runs) - before
         moved = self.policy.learn(outcomes)
         if moved:
@@ -562,6 +575,7 @@ class HealthEngine:
         ):
             run = RunState(row[0])
             run.row_hash, run.row_seq = hash(_freeze(row)), row_seq
+            run.capped = bool(row[_R_CAPPED])
             runs[run.run_id] = run
         found = pa.table(
             {
@@ -591,7 +605,26 @@ class HealthEngine:
         finally:
             con.unregister("hs_reload")
         if spans is not None and spans.num_rows:
-            merge_spans(runs, SpanColumns.from_arrow(spans))
+            # A capped run admits again exactly the handoffs its rows hold (the replay's
+            # order need not be the order the evidence first came in).
+            capped = {r.run_id for r in runs.values() if r.capped}
+            admitted: dict[str, set[str]] = {r: set() for r in capped}
+            if capped:
+                for rid, hid in zip(
+                    h_table.column("run_id").to_pylist(),
+                    h_table.column("handoff_id").to_pylist(),
+                    strict=True,
+                ):
+                    if rid in admitted:
+                        admitted[rid].add(hid)
+            merge_spans(
+                runs,
+                SpanColumns.from_arrow(spans),
+                max_handoffs=self.max_handoffs_per_run,
+                admitted=admitted,
+            )
+            for run in runs.values():
+                run.refused_spans = 0  # counted when they first came
         pending = self._pending
         for row_seq, row in zip(
             h_table.column("row_seq").to_pylist(), _rows_of(h_table, HANDOFF_COLUMNS), strict=True
@@ -921,4 +954,5 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:
         view.unverified,
         view.verification_expected,
         tuple(view.unobserved),
+        run.capped,
     )

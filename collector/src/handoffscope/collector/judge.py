@@ -32,13 +32,20 @@ from collections import OrderedDict
 import duckdb
 
 from .store.duckdb_store import DuckDBStore, load_sql
+from .writer import MAX_GROUP_SPANS
 
 log = logging.getLogger(__name__)
 
 MARK_KEY = "judge_mark"
 """`meta` key: the last commit_seq whose spans are judged."""
-COMMITS_PER_STEP = 8
-"""Group commits judged per transaction (each holds at most MAX_GROUP_SPANS spans)."""
+STEP_SPANS = 8 * MAX_GROUP_SPANS
+"""Spans judged per transaction, at most: as many group commits as fit (a commit of unknown
+size — from before a restart — counts as a full one). Bounding a step by spans rather than
+by commits is what keeps a trickle cheap: one-span exports, each its own commit, are judged
+thousands at a time once the judge is behind, so a big run is re-evaluated once per slice
+of spans, not once per export."""
+MAX_COMMITS_PER_STEP = 65_536
+"""Most commits one step takes (and sizes remembered): bounds the step's bookkeeping."""
 RETRY_S = 1.0
 RETENTION_INTERVAL_S = 3600.0
 _NS_PER_DAY = 86_400 * 10**9
@@ -58,6 +65,8 @@ class Judge:
         self.committed = max(self.mark, store.max_commit_seq())
         """The newest commit the writer reported; the judge works towards it."""
         self._commit_times: OrderedDict[int, int] = OrderedDict()
+        self._commit_spans: dict[int, int] = {}
+        """Spans of each commit not judged yet, as the writer reported them."""
         self._wake = threading.Condition()
         self._stopping = False
         self._failures = 0
@@ -66,14 +75,18 @@ class Judge:
 
     # -- called by the writer and the health endpoints (any thread) -----------------------
 
-    def committed_through(self, seq: int, at_ns: int | None = None) -> None:
-        """The writer committed group `seq` (at wall-clock `at_ns`)."""
+    def committed_through(
+        self, seq: int, at_ns: int | None = None, spans: int | None = None
+    ) -> None:
+        """The writer committed group `seq` (at wall-clock `at_ns`, `spans` spans)."""
         with self._wake:
             if seq > self.committed:
                 self.committed = seq
                 self._commit_times[seq] = at_ns or time.time_ns()
                 while len(self._commit_times) > 4096:
                     self._commit_times.popitem(last=False)
+                if spans is not None and len(self._commit_spans) < MAX_COMMITS_PER_STEP:
+                    self._commit_spans[seq] = spans
             self._wake.notify()
 
     @property
@@ -147,8 +160,19 @@ class Judge:
                     )
                     return
 
+    def _step_end(self) -> int:
+        """The last commit of the next step: as many commits as STEP_SPANS holds (one at least)."""
+        with self._wake:
+            upto, total = self.mark + 1, self._commit_spans.get(self.mark + 1, MAX_GROUP_SPANS)
+            while upto < self.committed and upto - self.mark < MAX_COMMITS_PER_STEP:
+                nxt = self._commit_spans.get(upto + 1, MAX_GROUP_SPANS)
+                if total + nxt > STEP_SPANS:
+                    break
+                upto, total = upto + 1, total + nxt
+            return min(upto, self.committed)
+
     def _step(self) -> None:
-        upto = min(self.committed, self.mark + COMMITS_PER_STEP)
+        upto = self._step_end()
         con = self.con
         con.begin()
         try:
@@ -167,6 +191,8 @@ class Judge:
             self.mark = upto
             for s in [s for s in self._commit_times if s <= upto]:
                 del self._commit_times[s]
+            for s in [s for s in self._commit_spans if s <= upto]:
+                del self._commit_spans[s]
 
     def _retention_if_due(self) -> None:
         if self.retention_days <= 0 or time.monotonic() < self._next_retention:

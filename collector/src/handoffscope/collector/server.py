@@ -37,6 +37,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
+import pyarrow as pa
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -276,6 +277,7 @@ def run(settings: CollectorSettings) -> int:
         grace_seconds=settings.grace_seconds,
         retention_days=settings.retention_days,
         require_outcome=settings.require_outcome,
+        max_handoffs_per_run=settings.max_handoffs_per_run,
     )
     writer: Writer | None = None
     judge: Judge | None = None
@@ -283,6 +285,10 @@ def run(settings: CollectorSettings) -> int:
     grpc_server = None
     http_sock = None
     try:
+        # pyarrow imports pandas on its first conversion of a Python list (to look for
+        # pandas types): 5-15 s on a loaded machine, measured. Paid here, before "ready",
+        # rather than by the first export, which it held past a 10 s exporter timeout.
+        pa.array([], pa.string())
         engine.install(store.con)
         engine.load(store.con)
         parts = assemble(settings, store, engine)

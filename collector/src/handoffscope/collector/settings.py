@@ -162,6 +162,17 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="SERVICES",
     ),
     Setting(
+        "max_handoffs_per_run",
+        "--max-handoffs-per-run",
+        _positive_int,
+        10_000,
+        "Handoffs (and delegations) judged per run. Evidence of further handoffs of that run is "
+        "refused by the judge (spans stay stored), counted in "
+        "handoffscope_engine_handoff_spans_over_cap_total, and the run is marked "
+        "`handoffs_capped` in the query API.",
+        metavar="N",
+    ),
+    Setting(
         "retention_days",
         "--retention-days",
         _non_negative_float,
@@ -383,6 +394,7 @@ class CollectorSettings:
     grpc_port: int = 4317
     grace_seconds: float = 30.0
     require_outcome: tuple[str, ...] = ()
+    max_handoffs_per_run: int = 10_000
     retention_days: float = 30.0
     max_body_bytes: int = 16 * MIB
     queue_batches: int = 64

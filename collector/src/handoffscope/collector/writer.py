@@ -203,7 +203,7 @@ class Writer:
             return
         self.spans_stored += stored
         if stored and self.judge is not None:
-            self.judge.committed_through(self.commit_seq)
+            self.judge.committed_through(self.commit_seq, spans=stored)
         self.metrics.add_committed(
             stored=stored,
             duplicates=duplicates,

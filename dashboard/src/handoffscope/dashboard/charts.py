@@ -468,43 +468,75 @@ SPAN_OFFSETS = {
 transfer and accept within milliseconds, and on one line they would hide each other."""
 
 
+OTHER_HANDOFFS = "other handoffs"
+"""The timeline row of spans whose handoff is not on the page shown."""
+
+
 def run_timeline(
-    spans: pd.DataFrame, handoffs: pd.DataFrame, *, height: int | None = None
+    spans: pd.DataFrame,
+    handoffs: pd.DataFrame,
+    *,
+    numbers: Sequence[int] | None = None,
+    height: int | None = None,
 ) -> go.Figure:
-    """The run's evidence spans over time: one row per handoff (plus the run itself),
-    one marker a span, shaped by span kind and coloured by the handoff's verdict."""
+    """The run's evidence spans over time: one row per handoff listed (plus the run itself,
+    and one row for spans of handoffs not listed), one marker a span, shaped by span kind
+    and coloured by the handoff's verdict. `numbers`: each listed handoff's position in
+    the run (default 1, 2, ...).
+
+    The figure has a fixed number of traces whatever the run's size — markers and
+    duration bars are one scatter trace per span kind, row separators are gridlines —
+    because plotly lays out every shape and annotation on its own, and one per span or
+    handoff made big runs take minutes to draw.
+    """
+    numbers = list(numbers) if numbers is not None else list(range(1, len(handoffs) + 1))
     keys: list[str | None] = [None, *[style.text(h) or None for h in handoffs["handoff_id"]]]
     labels = ["run"] + [
-        f"#{i} {_plain(style.edge(h.from_agent, h.to_agent))}"
-        for i, h in enumerate(handoffs.itertuples(), start=1)
+        f"#{n} {_plain(style.edge(h.from_agent, h.to_agent))}"
+        for n, h in zip(numbers, handoffs.itertuples(), strict=True)
     ]
     colors = {None: "#334155"} | {
         style.text(h.handoff_id): style.verdict_color(h.verdict) for h in handoffs.itertuples()
     }
-    for h in spans["handoff_id"]:  # evidence of a handoff the run summary does not list
-        key = style.text(h) or None
-        if key not in keys:
-            keys.append(key)
-            labels.append(f"handoff {_plain(key)}")
     row_of = {k: i for i, k in enumerate(keys)}
+    # A list, not a column: in a pandas 3 string column None turns into NaN, which is no key.
+    span_keys = [style.text(h) or None for h in spans["handoff_id"]]
+    if any(k not in row_of for k in span_keys):
+        labels.append(OTHER_HANDOFFS)
+    other = len(labels) - 1
 
     fig = go.Figure()
     df = spans.copy()
-    # A list, not a column: in a pandas 3 string column None turns into NaN, which is no key.
-    span_keys = [style.text(h) or None for h in df["handoff_id"]]
-    df["y"] = [
-        row_of[k] + SPAN_OFFSETS.get(n, 0.0) for k, n in zip(span_keys, df["name"], strict=True)
-    ]
+    rows = [row_of.get(k, other) for k in span_keys]
+    df["y"] = [r + SPAN_OFFSETS.get(n, 0.0) for r, n in zip(rows, df["name"], strict=True)]
     df["color"] = [colors.get(k, style.UNKNOWN_COLOR) for k in span_keys]
-    df["row"] = [labels[row_of[k]] for k in span_keys]
+    df["row"] = [
+        labels[r] if k in row_of else f"handoff {_plain(k)}"
+        for r, k in zip(rows, span_keys, strict=True)
+    ]
     names = set(df["name"])
     for name in [n for n in sc.SPAN_NAMES if n in names] + sorted(names - set(sc.SPAN_NAMES)):
         part = df[df["name"] == name]
+        label = style.SPAN_LABELS.get(name, name)
+        # Span durations as thin bars from start to end (most evidence spans are instants):
+        # one line trace, segments separated by gaps.
+        xs: list = []
+        ys: list = []
+        for r in part.itertuples():
+            if pd.notna(r.end) and pd.notna(r.start) and r.end > r.start:
+                xs += [r.start, r.end, None]
+                ys += [r.y, r.y, None]
+        if xs:
+            fig.add_scatter(
+                x=xs, y=ys, mode="lines", line={"color": "#94a3b8", "width": 3},
+                hoverinfo="skip", showlegend=False, legendgroup=label,
+            )  # fmt: skip
         fig.add_scatter(
             x=part["start"],
             y=part["y"],
             mode="markers",
-            name=style.SPAN_LABELS.get(name, name),
+            name=label,
+            legendgroup=label,
             marker={
                 "symbol": style.SPAN_SYMBOLS.get(name, "circle"),
                 "size": 10,
@@ -519,13 +551,6 @@ def run_timeline(
                 "<extra>%{customdata[0]}</extra>"
             ),
         )
-        # Span durations as thin bars from start to end; most evidence spans are instants.
-        for r in part.itertuples():
-            if pd.notna(r.end) and pd.notna(r.start) and r.end > r.start:
-                fig.add_shape(
-                    type="line", x0=r.start, x1=r.end, y0=r.y, y1=r.y,
-                    line={"color": r.color, "width": 3}, layer="below",
-                )  # fmt: skip
     fig.update_yaxes(
         tickmode="array",
         tickvals=list(range(len(labels))),
@@ -534,11 +559,17 @@ def run_timeline(
         showgrid=False,
         zeroline=False,
         title=None,
+        minor={
+            "tickmode": "array",
+            "tickvals": [i + 0.5 for i in range(len(labels) - 1)],
+            "showgrid": True,
+            "gridcolor": "#e5e7eb",
+            "ticks": "",
+        },
     )
-    for i in range(len(labels) - 1):
-        fig.add_hline(y=i + 0.5, line_width=1, line_color="#e5e7eb")
     fig.update_xaxes(title="time (UTC)")
-    return _base(fig, height=height or max(220, 64 * len(labels) + 100))
+    row_px = 64 if len(labels) <= 20 else 22
+    return _base(fig, height=height or max(220, row_px * len(labels) + 100))
 
 
 def _attribute_lines(attrs: object) -> str:

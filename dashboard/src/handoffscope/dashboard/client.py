@@ -183,7 +183,7 @@ HANDOFF_COLUMNS = [
     "run_id", "service", "handoff_id", "from_agent", "to_agent", "turn", "requested_at",
     "verdict", "verdict_label", "failed_boundary", "why", "next_step", "fingerprint",
     "state_version", "history_items_forwarded", "history_items_total", "route_declared",
-    "rejection_reason", "missing_keys", "boundaries",
+    "rejection_reason", "missing_keys", "boundaries", "seq",
 ]  # fmt: skip
 IN_FLIGHT_COLUMNS = [
     "run_id", "service", "current_agent", "last_handoff_at", "seconds_since_last_handoff",
@@ -272,6 +272,13 @@ class RunDetail:
     spans: pd.DataFrame
     notifications: list[dict[str, Any]]
     """What the collector's notifier sent about this run (docs/api.md, Notification)."""
+    path_summary: dict[str, Any] = field(default_factory=dict)
+    """The whole path folded (`{segments: [{agents, repeat}], segments_omitted, text}`)."""
+    handoffs_total: int = 0
+    """Handoffs of the run; `handoffs` holds one page of them, from `handoffs_offset`."""
+    handoffs_offset: int = 0
+    spans_total: int = 0
+    """Evidence spans of the run; `spans` holds the oldest page of them."""
 
 
 @dataclass
@@ -380,6 +387,16 @@ def runs(
     return _runs(c.api, c.token, service, window_seconds, verdict, limit)
 
 
+RUN_HANDOFFS_PAGE = 200
+"""Handoffs fetched (and listed) per page of Run detail: a run may hold 10,000."""
+RUN_SPANS_PAGE = 500
+"""Evidence spans fetched for the timeline (the oldest; the API says how many there are)."""
+_RUN_LISTS = (
+    "path", "loop_cycle", "handoffs", "outcomes", "waits", "spans", "notifications",
+    "path_summary",
+)  # fmt: skip
+
+
 @st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
 def _run_list(
     api: str, token: str | None, service: str | None, window_seconds: int | None,
@@ -421,15 +438,18 @@ def run_list(
 
 
 @st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _run(api: str, token: str | None, run_id: str) -> RunDetail:
+def _run(
+    api: str, token: str | None, run_id: str, handoffs_offset: int, handoffs_limit: int,
+    spans_limit: int,
+) -> RunDetail:  # fmt: skip
     path = f"{API_PREFIX}/runs/{quote(run_id, safe='')}"
-    body = _json(api, token, path)
-    summary = {
-        k: v
-        for k, v in body.items()
-        if k
-        not in ("path", "loop_cycle", "handoffs", "outcomes", "waits", "spans", "notifications")
+    params = {
+        "handoffs_offset": handoffs_offset,
+        "handoffs_limit": handoffs_limit,
+        "spans_limit": spans_limit,
     }
+    body = _json(api, token, path, params)
+    summary = {k: v for k, v in body.items() if k not in _RUN_LISTS}
     for key in ("started_at", "ended_at", "last_seen_at"):
         ts = pd.to_datetime(summary.get(key), utc=True, format="ISO8601", errors="coerce")
         summary[key] = None if pd.isna(ts) else ts
@@ -442,12 +462,26 @@ def _run(api: str, token: str | None, run_id: str) -> RunDetail:
         waits=frame(_list(body, "waits", path), APPROVAL_COLUMNS),
         spans=frame(_list(body, "spans", path), SPAN_COLUMNS),
         notifications=_list(body, "notifications", path),
+        path_summary=body.get("path_summary") if isinstance(body.get("path_summary"), dict) else {},
+        handoffs_total=_int(body.get("handoffs_total")),
+        handoffs_offset=_int(body.get("handoffs_offset")),
+        spans_total=_int(body.get("spans_total")),
     )
 
 
-def run(run_id: str) -> RunDetail:
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def run(
+    run_id: str,
+    handoffs_offset: int = 0,
+    handoffs_limit: int = RUN_HANDOFFS_PAGE,
+    spans_limit: int = RUN_SPANS_PAGE,
+) -> RunDetail:
+    """One run, with one page of its handoffs (from `handoffs_offset`) and its oldest spans."""
     c = connection()
-    return _run(c.api, c.token, run_id)
+    return _run(c.api, c.token, run_id, handoffs_offset, handoffs_limit, spans_limit)
 
 
 @st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)

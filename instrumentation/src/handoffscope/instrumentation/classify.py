@@ -270,6 +270,7 @@ def find_loops(steps: Sequence[HandoffStep], *, stopped: bool = False) -> LoopRe
     report = LoopReport()
     seen_keys: set[tuple[str | None, str | None, int | None]] = set()
     path: list[str] = []
+    on_path: set[str] = set()  # path's agents: membership in O(1), not a scan of the path
     last_state: tuple[str | None, int | None] | None = None
     for step in steps:
         state = (step.fingerprint, step.state_version)
@@ -283,17 +284,20 @@ def find_loops(steps: Sequence[HandoffStep], *, stopped: bool = False) -> LoopRe
         if last_state is None or state != last_state or not has_state:
             # progress (or no state to judge by): a new path starts at the sender
             path = [step.from_agent] if step.from_agent else []
+            on_path = set(path)
         elif not path and step.from_agent:
             path = [step.from_agent]
+            on_path = set(path)
         last_state = state
 
-        if has_state and step.to_agent is not None and step.to_agent in path:
+        if has_state and step.to_agent is not None and step.to_agent in on_path:
             looping = True
             if not report.cycle:
                 start = path.index(step.to_agent)
                 report.cycle = [*path[start:], step.to_agent]
         if step.to_agent is not None:
             path.append(step.to_agent)
+            on_path.add(step.to_agent)
         if looping:
             report.looping_ids.add(step.handoff_id)
             report.repeats += 1

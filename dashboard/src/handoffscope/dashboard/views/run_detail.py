@@ -10,10 +10,12 @@ runs in the sidebar's window to pick from.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, notified, style
+from handoffscope.dashboard import client, layout, notified, run_sections, style
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Run detail")
@@ -79,8 +81,13 @@ def _pick_run() -> str | None:
 
 
 def _first_failure(run: client.RunDetail) -> object | None:
-    """The handoff whose failure decides the run's verdict (the first with that verdict)."""
+    """The handoff whose failure decides the run's verdict (the first with that verdict):
+    the collector's `first_failure`, which may be on another page of a big run's handoffs,
+    else the first on this page."""
     verdict = run.summary.get("verdict")
+    first = run.summary.get("first_failure")
+    if isinstance(first, dict) and style.text(first.get("failed_boundary")):
+        return SimpleNamespace(**first)
     for h in run.handoffs.itertuples():
         if h.verdict == verdict and style.text(h.failed_boundary):
             return h
@@ -144,7 +151,7 @@ def _header(run: client.RunDetail) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Status", "Running" if running else style.status_label(s.get("status")))
     c2.metric("Turns", style.count(s.get("turns"), "turn"))
-    c3.metric("Handoffs", style.count(s.get("handoff_count") or len(run.handoffs), "handoff"))
+    c3.metric("Handoffs", style.count(run.handoffs_total or len(run.handoffs), "handoff"))
     c4.metric(
         "Running for" if running else "Duration",
         style.duration(span.total_seconds()) if span is not None else "—",
@@ -209,119 +216,6 @@ def _wait_evidence(run: client.RunDetail) -> None:
     st.markdown("**Waiting on:** " + "; ".join(parts))
 
 
-EXTRA_BOUNDARIES = {
-    sc.BOUNDARY_PROGRESS: "Progress (loop)",
-    sc.BOUNDARY_WAIT: "Wait",
-}
-NOT_APPLICABLE = "— none"
-
-
-def extra_boundary_states(h) -> dict[str, str]:
-    """The two checks beside the six boundaries (DESIGN §4): progress (a loop) and the wait
-    checkpoint, so a loop or a broken wait never reads all green."""
-    failed = style.text(h.failed_boundary)
-    words = style.BOUNDARY_STATE_WORDS
-    loop = bool(getattr(h, "loop", False) or False)
-    if failed == sc.BOUNDARY_PROGRESS or loop:
-        progress = words[style.BOUNDARY_STATE_FAILED]
-    elif failed in sc.BOUNDARIES[:5] or failed == sc.BOUNDARY_RUN:
-        # Checked after the destination (DESIGN §4): not reached when an earlier one failed.
-        progress = words[style.BOUNDARY_STATE_UNKNOWN]
-    else:
-        progress = words[style.BOUNDARY_STATE_PASSED]
-    waited = bool(getattr(h, "wait", False) or False)
-    if failed == sc.BOUNDARY_WAIT:
-        wait = words[style.BOUNDARY_STATE_FAILED]
-    elif waited:
-        wait = words[style.BOUNDARY_STATE_PASSED]
-    else:
-        wait = NOT_APPLICABLE
-    return {
-        EXTRA_BOUNDARIES[sc.BOUNDARY_PROGRESS]: progress,
-        EXTRA_BOUNDARIES[sc.BOUNDARY_WAIT]: wait,
-    }
-
-
-def _path(run: client.RunDetail) -> None:
-    st.subheader("Agent path")
-    if not run.path:
-        st.caption("No handoff recorded yet.")
-        return
-    verdicts = list(run.handoffs["verdict"]) if len(run.path) == len(run.handoffs) + 1 else []
-    st.plotly_chart(charts.agent_path(run.path, step_verdicts=verdicts), key="rd_path")
-    line = style.md(style.path(run.path))
-    if run.summary.get("loop") and run.loop_cycle:
-        line += f" · loop: **{style.md(style.path(run.loop_cycle))}**, repeated {style.count(run.summary.get('loop_repeats') or 0, 'time')}"
-    st.markdown(line)
-
-
-def _boundaries(run: client.RunDetail) -> None:
-    st.subheader("Handoffs, boundary by boundary")
-    if run.handoffs.empty:
-        st.caption("This run has no handoff yet.")
-        return
-    rows = []
-    for i, h in enumerate(run.handoffs.itertuples(), start=1):
-        states = h.boundaries if isinstance(h.boundaries, dict) else {}
-        row = {
-            "#": i,
-            "Handoff": style.edge(h.from_agent, h.to_agent),
-            "Verdict": style.verdict_label(h.verdict),
-        }
-        for b in sc.BOUNDARIES:
-            row[style.boundary_label(b)] = style.BOUNDARY_STATE_WORDS.get(
-                states.get(b, style.BOUNDARY_STATE_UNKNOWN), "· no evidence"
-            )
-        row.update(extra_boundary_states(h))
-        row["First failure"] = style.boundary_label(h.failed_boundary)
-        row["Why"] = style.text(h.why)
-        row["Safe next step"] = (
-            style.text(h.next_step) or style.next_step(h.verdict)
-            if style.is_unhealthy(h.verdict)
-            else ""
-        )
-        rows.append(row)
-    view = pd.DataFrame(rows)
-    layout.table(
-        view,
-        boundary_columns=[
-            *(style.boundary_label(b) for b in sc.BOUNDARIES),
-            *EXTRA_BOUNDARIES.values(),
-        ],
-    )
-    st.caption(
-        "Boundaries in the order they are checked; the first that failed decides the verdict "
-        "(DESIGN §4), so a later green signal never hides it. “No evidence”: not reported yet, "
-        "or not reached after an earlier failure."
-    )
-    for i, h in enumerate(run.handoffs.itertuples(), start=1):
-        if not style.is_unhealthy(h.verdict):
-            continue
-        where = style.boundary_label(h.failed_boundary)
-        extra = []
-        if isinstance(h.missing_keys, list) and h.missing_keys:
-            extra.append("missing keys: " + ", ".join(h.missing_keys))
-        if style.text(h.rejection_reason):
-            extra.append("refused as " + style.reason_label(h.rejection_reason).lower())
-        tail = f" ({'; '.join(extra)})" if extra else ""
-        st.markdown(
-            f"**#{i} {style.md(style.edge(h.from_agent, h.to_agent))}** — failed at **{where}**: "
-            f"{style.md(style.text(h.why) or style.verdict_label(h.verdict))}{style.md(tail)}. "
-            f"*Next:* {style.md(style.text(h.next_step) or style.next_step(h.verdict))}"
-        )
-
-
-def _timeline(run: client.RunDetail) -> None:
-    st.subheader("Evidence timeline")
-    if run.spans.empty:
-        st.caption("No evidence span stored for this run.")
-        return
-    st.plotly_chart(charts.run_timeline(run.spans, run.handoffs), key="rd_timeline")
-    st.caption(
-        "One marker per evidence span (hover for its contract attributes); rows are handoffs in order."
-    )
-
-
 def _outcomes_and_waits(run: client.RunDetail) -> None:
     left, right = st.columns(2)
     with left:
@@ -367,9 +261,11 @@ def _outcomes_and_waits(run: client.RunDetail) -> None:
 with layout.guard():
     run_id = _pick_run()
     if run_id:
-        detail = client.run(run_id)
+        # One page of the run's handoffs (a run may hold 10,000): run_sections draws the
+        # path, the handoff list and the timeline so that their cost stays bounded.
+        detail = client.run(run_id, run_sections.handoffs_offset(run_id))
         _header(detail)
-        _path(detail)
-        _boundaries(detail)
-        _timeline(detail)
+        run_sections.path(detail)
+        run_sections.handoffs(detail)
+        run_sections.timeline(detail)
         _outcomes_and_waits(detail)

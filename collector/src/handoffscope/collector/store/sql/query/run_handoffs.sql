@@ -1,4 +1,5 @@
--- The handoffs of one run, in run order (seq), verdicts judged at $now.
+-- One page of the handoffs of one run, in run order (seq), verdicts judged at $now:
+-- $limit rows from $offset (a run may hold --max-handoffs-per-run of them).
 -- A run's handoffs start within its own span of time [$lo, $hi] (first to last
 -- evidence), which lets row-group min/max skip the rest of the history before the
 -- integer run_key compare.
@@ -9,4 +10,5 @@ FROM handoffs
 WHERE first_seen_ns BETWEEN $lo AND $hi
   AND run_key = $run_key
   AND run_id = $run_id
-ORDER BY seq, first_seen_ns, handoff_id;
+ORDER BY seq, first_seen_ns, handoff_id
+LIMIT $limit OFFSET $offset;
