@@ -1,0 +1,88 @@
+"""Fixtures for the foreign-span sources whose frameworks run in environments of their own.
+
+- `framework_env(name)` -> `FrameworkEnv` (tests/foreign/framework_envs.py): the cached uv env for
+  `adk`, `strands` or `autogen`, built on first use. If it cannot be built the test is
+  skipped on a workstation with uv's reason, and FAILS under `CI` (a skip there would hide a
+  broken requirements file or a missing uv).
+- `run_scenario(env, collector, scenario)` -> `ScenarioRun`: runs that framework's real
+  driver (`tests/foreign/envs/<name>/scenario.py SCENARIO`) with the env's python, exporting
+  OTLP/HTTP protobuf to `collector`, with a fresh sentinel planted in its prompt, tool
+  arguments, tool outputs and an exception message; returns the sentinel, the driver's
+  `SCENARIO-RESULT` account and its output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from framework_envs import EnvUnavailable, FrameworkEnv, ensure_env
+
+DRIVER_TIMEOUT_S = 300.0
+
+
+@pytest.fixture(scope="session")
+def framework_env() -> Any:
+    built: dict[str, FrameworkEnv | str] = {}
+
+    def get(name: str) -> FrameworkEnv:
+        if name not in built:
+            try:
+                built[name] = ensure_env(name)
+            except EnvUnavailable as exc:
+                built[name] = str(exc)
+        env = built[name]
+        if isinstance(env, str):
+            if os.environ.get("CI"):
+                pytest.fail(f"cannot build the {name} test env under CI: {env}")
+            pytest.skip(f"cannot build the {name} test env: {env}")
+        return env
+
+    return get
+
+
+@dataclass(frozen=True)
+class ScenarioRun:
+    sentinel: str
+    result: dict[str, Any]
+    output: str
+
+
+@pytest.fixture
+def run_scenario() -> Any:
+    def run(env: FrameworkEnv, collector: Any, scenario: str) -> ScenarioRun:
+        sentinel = f"SENTINEL-{env.name}-{scenario}-{secrets.token_hex(12)}"
+        # The driver's settings only: OTEL_*, PYTHON* or a venv from the developer's shell
+        # must not change what the framework exports or which packages it imports.
+        inherited = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("OTEL_", "PYTHON", "HANDOFFSCOPE_")) and k != "VIRTUAL_ENV"
+        }
+        done = subprocess.run(
+            [str(env.python), str(env.scenario), scenario],
+            env={
+                **inherited,
+                "OTEL_EXPORTER_OTLP_ENDPOINT": collector.http_endpoint,
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+                "HANDOFFSCOPE_SENTINEL": sentinel,
+                "PYTHONUNBUFFERED": "1",
+            },
+            capture_output=True,
+            text=True,
+            timeout=DRIVER_TIMEOUT_S,
+            check=False,
+        )
+        output = done.stdout + done.stderr
+        assert done.returncode == 0, f"{env.name} driver exited {done.returncode}:\n{output}"
+        lines = [line for line in done.stdout.splitlines() if line.startswith("SCENARIO-RESULT ")]
+        assert len(lines) == 1, f"no SCENARIO-RESULT line from the {env.name} driver:\n{output}"
+        result = json.loads(lines[0].removeprefix("SCENARIO-RESULT "))
+        return ScenarioRun(sentinel, result, output)
+
+    return run
