@@ -4,11 +4,12 @@
   `adk`, `strands` or `autogen`, built on first use. If it cannot be built the test is
   skipped on a workstation with uv's reason, and FAILS under `CI` (a skip there would hide a
   broken requirements file or a missing uv).
-- `run_scenario(env, collector, scenario)` -> `ScenarioRun`: runs that framework's real
+- `run_scenario(env, collector, scenario, extra_env=None)` -> `ScenarioRun`: runs that framework's real
   driver (`tests/foreign/envs/<name>/scenario.py SCENARIO`) with the env's python, exporting
   OTLP/HTTP protobuf to `collector`, with a fresh sentinel planted in its prompt, tool
   arguments, tool outputs and an exception message; returns the sentinel, the driver's
-  `SCENARIO-RESULT` account and its output.
+  `SCENARIO-RESULT` account and its output. `extra_env` selects a variant of the
+  framework's telemetry (another schema or convention version).
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ class ScenarioRun:
 
 @pytest.fixture
 def run_scenario() -> Any:
-    def run(env: FrameworkEnv, collector: Any, scenario: str) -> ScenarioRun:
+    def run(
+        env: FrameworkEnv, collector: Any, scenario: str, extra_env: dict[str, str] | None = None
+    ) -> ScenarioRun:
         sentinel = f"SENTINEL-{env.name}-{scenario}-{secrets.token_hex(12)}"
         # The driver's settings only: OTEL_*, PYTHON* or a venv from the developer's shell
         # must not change what the framework exports or which packages it imports.
@@ -72,6 +75,7 @@ def run_scenario() -> Any:
                 "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
                 "HANDOFFSCOPE_SENTINEL": sentinel,
                 "PYTHONUNBUFFERED": "1",
+                **(extra_env or {}),
             },
             capture_output=True,
             text=True,

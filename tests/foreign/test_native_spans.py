@@ -25,11 +25,24 @@ from typing import Any
 
 import duckdb
 import pytest
-from framework_envs import FRAMEWORKS
 
 pytestmark = pytest.mark.foreign_env
 
 SCENARIOS = ("healthy", "pingpong", "limit", "error")
+# Each framework's telemetry shapes, by the switches that move content elsewhere
+# (docs/foreign-spans.md): ADK's current schema and its legacy one (`invocation` / `call_llm`
+# spans, content in `gcp.vertex.agent.*` JSON attributes); Strands' legacy conventions
+# (content in span events) and the latest ones (content in attributes).
+SOURCES = {
+    "adk": ("adk", {}),
+    "adk-schema1": ("adk", {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"}),
+    "strands": ("strands", {}),
+    "strands-latest": (
+        "strands",
+        {"HANDOFFSCOPE_STRANDS_SEMCONV": "gen_ai_latest_experimental,gen_ai_tool_definitions"},
+    ),
+    "autogen": ("autogen", {}),
+}
 API_PATHS = (
     "/api/v1/services",
     "/api/v1/runs",
@@ -49,7 +62,9 @@ def check_outcome(framework: str, scenario: str, result: dict[str, Any]) -> None
     authors = result["authors"]
     assert result["flushed"] is True
     assert result["spans"] > 0
-    if scenario in ("healthy", "error"):
+    if scenario == "error" and framework == "adk":
+        assert authors == ["triage"], result  # ADK lets the tool's exception end the run
+    elif scenario in ("healthy", "error"):
         assert authors == ["triage", "billing"], result
     elif scenario == "pingpong":
         assert authors[:4] == ["triage", "billing", "triage", "billing"], result
@@ -61,7 +76,8 @@ def check_outcome(framework: str, scenario: str, result: dict[str, Any]) -> None
     else:
         assert result["stop"] == ("turns" if scenario == "limit" else "text"), result
     if scenario == "limit":
-        assert len(authors) >= 2, result  # it bounced until the limit, not a one-agent stop
+        # It bounced until the limit stopped it: a ping-pong cut off, not a one-agent stop.
+        assert authors[:4] == ["triage", "billing", "triage", "billing"], result
 
 
 def db_text_hits(db_path: Path, needle: str) -> list[str]:
@@ -85,13 +101,23 @@ def db_text_hits(db_path: Path, needle: str) -> list[str]:
         con.close()
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
-@pytest.mark.parametrize("framework", FRAMEWORKS)
+# The variants differ in where content goes, not in control flow: the scenarios that put
+# content in the most places (tool output, handoff message, exception) are enough for them.
+CASES = [
+    (source, scenario)
+    for source, (_, variant) in SOURCES.items()
+    for scenario in SCENARIOS
+    if not variant or scenario in ("healthy", "error")
+]
+
+
+@pytest.mark.parametrize(("source", "scenario"), CASES)
 def test_sentinel_absent_everywhere(
-    framework: str, scenario: str, framework_env: Any, run_scenario: Any, collector: Any
+    source: str, scenario: str, framework_env: Any, run_scenario: Any, collector: Any
 ) -> None:
+    framework, variant = SOURCES[source]
     env = framework_env(framework)
-    run = run_scenario(env, collector, scenario)
+    run = run_scenario(env, collector, scenario, variant)
     check_outcome(framework, scenario, run.result)
     # The random tail alone: a store that kept a fragment (truncated, re-encoded) is caught too.
     tail = run.sentinel.rsplit("-", 1)[1]

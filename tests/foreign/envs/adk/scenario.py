@@ -13,8 +13,8 @@ never touches the network.
   the sentinel; `on_tool_error_callback` turns it into a retry answer, as an app would), calls
   it again (output carries the sentinel), transfers to billing; billing answers.
 - pingpong: triage -> billing -> triage -> billing -> triage -> billing, then billing answers.
-- limit: triage keeps calling `lookup`; `RunConfig(max_llm_calls=3)` stops the run with ADK's
-  `LlmCallsLimitExceededError`.
+- limit: triage and billing transfer to each other forever; `RunConfig(max_llm_calls=5)`
+  stops the run with ADK's `LlmCallsLimitExceededError`.
 - error: `lookup` raises an exception carrying the sentinel and nothing handles it: the run
   fails with it (ADK records it as an exception event on the tool, agent and workflow spans).
 
@@ -105,7 +105,8 @@ def scripts() -> tuple[list[types.Part], list[types.Part], int]:
         return [to_billing, to_billing, to_billing], [to_triage, to_triage, answer], 0
     if SCENARIO == "error":
         return [lookup_call], [answer], 0
-    return [lookup_call], [answer], 3
+    # Endless bouncing; the LLM-call limit, not the script, ends the run.
+    return [to_billing], [to_triage], 5
 
 
 async def main() -> dict[str, Any]:
