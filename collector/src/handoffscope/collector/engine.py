@@ -163,6 +163,7 @@ RUN_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("unverified", BOOL),
     ("verification_expected", BOOL),
     ("unobserved", STRS),
+    ("source", STR),
 )
 
 WAIT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -921,4 +922,5 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:
         view.unverified,
         view.verification_expected,
         tuple(view.unobserved),
+        view.source,
     )

@@ -101,6 +101,8 @@ def _header(run: client.RunDetail) -> None:
             f"**{style.verdict_label(verdict)}.** Every observed boundary passed.",
             icon=":material/check_circle:",
         )
+    if s.get("source_label"):  # translated from another instrumentation's spans
+        st.caption(f":material/input: From {style.md(s.get('source_label'))} spans")
     if s.get("not_observed"):
         st.caption(style.md(s.get("not_observed")))
     if style.is_unhealthy(verdict) and s.get("why"):
