@@ -12,9 +12,10 @@ never touches the network.
 - healthy: triage calls `lookup(query=SENTINEL)` (the tool first raises an exception carrying
   the sentinel; `on_tool_error_callback` turns it into a retry answer, as an app would), calls
   it again (output carries the sentinel), transfers to billing; billing answers.
-- pingpong: triage -> billing -> triage -> billing -> triage -> billing, then billing answers.
-- limit: triage and billing transfer to each other forever; `RunConfig(max_llm_calls=5)`
-  stops the run with ADK's `LlmCallsLimitExceededError`.
+- pingpong: triage and billing transfer to each other forever; `RunConfig(max_llm_calls=6)`
+  stops the run with ADK's `LlmCallsLimitExceededError` while they bounce.
+- limit: triage transfers to billing once; billing calls `lookup` until
+  `RunConfig(max_llm_calls=4)` stops the run (no bouncing: a limit, not a loop).
 - error: `lookup` raises an exception carrying the sentinel and nothing handles it: the run
   fails with it (ADK records it as an exception event on the tool, agent and workflow spans).
 
@@ -101,12 +102,12 @@ def scripts() -> tuple[list[types.Part], list[types.Part], int]:
     if SCENARIO == "healthy":
         return [lookup_call, lookup_call, to_billing], [answer], 0
     if SCENARIO == "pingpong":
-        # Each agent's model picks up where it left off when control comes back to it.
-        return [to_billing, to_billing, to_billing], [to_triage, to_triage, answer], 0
-    if SCENARIO == "error":
-        return [lookup_call], [answer], 0
-    # Endless bouncing; the LLM-call limit, not the script, ends the run.
-    return [to_billing], [to_triage], 5
+        # Endless bouncing; the LLM-call limit, not the script, ends the run.
+        return [to_billing], [to_triage], 6
+    if SCENARIO == "limit":
+        # One handoff, then billing loops on its tool until the LLM-call limit.
+        return [to_billing], [lookup_call], 4
+    return [lookup_call], [answer], 0  # error
 
 
 async def main() -> dict[str, Any]:
@@ -116,6 +117,8 @@ async def main() -> dict[str, Any]:
         description="Handles refunds and invoices.",
         instruction=f"You are billing. Secret policy {SENTINEL}.",
         model=ScriptedLlm(model="scripted-billing", script=billing_script),
+        tools=[lookup],
+        on_tool_error_callback=retry_on_error,
     )
     triage = LlmAgent(
         name="triage",

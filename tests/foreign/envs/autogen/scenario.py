@@ -11,8 +11,10 @@ and never touches the network.
 
 - healthy: triage calls `lookup(query=SENTINEL)` (output carries the sentinel), then
   `transfer_to_billing`; billing answers and the run ends on `TextMentionTermination`.
-- pingpong: triage -> billing -> triage -> billing, then billing answers.
-- limit: the two transfer to each other forever; `Swarm(max_turns=4)` stops the run.
+- pingpong: the two transfer to each other forever; `Swarm(max_turns=4)` stops the run
+  while they bounce.
+- limit: triage transfers to billing; billing calls `lookup` turn after turn (the swarm
+  keeps the speaker) until `Swarm(max_turns=4)` stops the run: a limit, not a loop.
 - error: `lookup` raises an exception carrying the sentinel; AutoGen returns it to the model
   as an error result; triage then transfers and billing answers.
 
@@ -77,15 +79,16 @@ async def lookup(query: str) -> str:
 def scripts() -> tuple[list[CreateResult], list[CreateResult], int | None]:
     answer = text(f"Your refund is on its way {SENTINEL} DONE")
     lookup_call = call("lookup", query=f"account of {SENTINEL}")
+    # Enough scripted turns that the turn limit, not the script, ends those runs.
+    many = 10
     if SCENARIO in ("healthy", "error"):
         return [lookup_call, call("transfer_to_billing")], [answer], None
     if SCENARIO == "pingpong":
-        triage = [call("transfer_to_billing"), call("transfer_to_billing")]
-        return triage, [call("transfer_to_triage"), answer], None
-    # Enough scripted transfers that the turn limit, not the script, ends the run.
-    bounces = 10
-    triage = [call("transfer_to_billing") for _ in range(bounces)]
-    return triage, [call("transfer_to_triage") for _ in range(bounces)], 4
+        triage = [call("transfer_to_billing") for _ in range(many)]
+        return triage, [call("transfer_to_triage") for _ in range(many)], 4
+    # One handoff, then billing calls its tool turn after turn until max_turns.
+    lookups = [call("lookup", query=f"account of {SENTINEL}") for _ in range(many)]
+    return [call("transfer_to_billing")], lookups, 4
 
 
 async def main() -> dict[str, Any]:
@@ -104,6 +107,7 @@ async def main() -> dict[str, Any]:
         description="Handles refunds and invoices.",
         system_message=f"You are billing. Secret policy {SENTINEL}.",
         model_client=ReplayChatCompletionClient(billing_script, model_info=MODEL_INFO),
+        tools=[lookup],
         handoffs=["triage"],
     )
     team = Swarm(

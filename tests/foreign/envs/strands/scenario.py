@@ -11,9 +11,10 @@ stream events from a fixed script and never touches the network.
 
 - healthy: triage calls `lookup(query=SENTINEL)` (output carries the sentinel), hands off to
   billing (the handoff message carries the sentinel); billing answers.
-- pingpong: triage -> billing -> triage -> billing, then billing answers.
-- limit: triage and billing hand off to each other forever; `Swarm(max_handoffs=4)` stops the
-  run ("Max handoffs reached") and the swarm result is FAILED.
+- pingpong: triage and billing hand off to each other forever; `Swarm(max_handoffs=4)` stops
+  the run ("Max handoffs reached") while they bounce, and the swarm result is FAILED.
+- limit: triage hands off to billing; billing's handoff to a third agent, refunds, is over
+  `Swarm(max_handoffs=2)`: FAILED, with no bouncing (a limit, not a loop).
 - error: `lookup` raises an exception carrying the sentinel; Strands turns it into an error
   tool result for the model, triage then hands off and billing answers.
 
@@ -128,10 +129,14 @@ def scripts() -> tuple[list[Turn], list[Turn], int]:
     if SCENARIO in ("healthy", "error"):
         return [lookup_call, handoff("billing"), passed], [answer], 20
     if SCENARIO == "pingpong":
-        # Each agent's model picks up where it left off when control comes back to it.
-        triage = [handoff("billing"), passed] * 2
-        return triage, [handoff("triage"), passed, answer], 20
-    return [handoff("billing"), passed], [handoff("triage"), passed], 4
+        # Endless bouncing; the swarm's handoff limit, not the script, ends the run.
+        return [handoff("billing"), passed], [handoff("triage"), passed], 4
+    # One handoff, then billing's onward handoff (to refunds) is over the limit.
+    return [handoff("billing"), passed], [handoff("refunds"), passed], 2
+
+
+def answer_turn() -> Turn:
+    return ("text", f"Paid {SENTINEL}")
 
 
 async def main() -> dict[str, Any]:
@@ -151,9 +156,15 @@ async def main() -> dict[str, Any]:
         model=ScriptedModel("billing", billing_script),
         callback_handler=None,
     )
-    swarm = Swarm(
-        [triage, billing], entry_point=triage, max_handoffs=max_handoffs, max_iterations=20
+    refunds = Agent(
+        name="refunds",
+        description="Pays refunds out.",
+        system_prompt=f"You are refunds. Secret policy {SENTINEL}.",
+        model=ScriptedModel("refunds", [answer_turn()]),
+        callback_handler=None,
     )
+    nodes = [triage, billing, refunds] if SCENARIO == "limit" else [triage, billing]
+    swarm = Swarm(nodes, entry_point=triage, max_handoffs=max_handoffs, max_iterations=20)
     result = await swarm.invoke_async(f"I want a refund {SENTINEL}")
     return {
         "framework": "strands",
