@@ -34,6 +34,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from handoffscope.collector.processor.translate.adk import AdkTranslator
 from handoffscope.collector.processor.translate.base import Evidence, ForeignSpan, Translator
 from handoffscope.collector.processor.translate.logfire import LogfireTranslator
 from handoffscope.collector.processor.translate.openinference import OpenInferenceTranslator
@@ -46,6 +47,7 @@ SOURCES: tuple[type[Translator], ...] = (
     OpenInferenceTranslator,
     OpenLLMetryTranslator,
     LogfireTranslator,
+    AdkTranslator,
 )
 """Every source the collector translates (docs/foreign-spans.md has the table)."""
 
