@@ -27,7 +27,7 @@ import hashlib
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -35,10 +35,12 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from handoffscope.collector.processor.translate.adk import AdkTranslator
+from handoffscope.collector.processor.translate.autogen import AutoGenTranslator
 from handoffscope.collector.processor.translate.base import Evidence, ForeignSpan, Translator
 from handoffscope.collector.processor.translate.logfire import LogfireTranslator
 from handoffscope.collector.processor.translate.openinference import OpenInferenceTranslator
 from handoffscope.collector.processor.translate.openllmetry import OpenLLMetryTranslator
+from handoffscope.collector.processor.translate.strands import StrandsTranslator
 from handoffscope.instrumentation import semconv as sc
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,8 @@ SOURCES: tuple[type[Translator], ...] = (
     OpenLLMetryTranslator,
     LogfireTranslator,
     AdkTranslator,
+    StrandsTranslator,
+    AutoGenTranslator,
 )
 """Every source the collector translates (docs/foreign-spans.md has the table)."""
 
@@ -115,11 +119,14 @@ class Translators:
                 if service is None:
                     service = service_of(rs.resource.attributes)
                 out: list[Span] = []
+                # Spans of the scope by id: a translator may read a span's parent
+                # (ForeignSpan.parent) when the source names the agent only there.
+                batch = {span.span_id: span for span in ss.spans}
                 for span in ss.spans:
                     _count_drops(translator.source, service, span, result.drops)
                     result.foreign += 1
                     result.by_source[translator.source] += 1
-                    out.extend(_evidence_spans(translator, span))
+                    out.extend(_evidence_spans(translator, span, batch))
                 result.emitted += len(out)
                 del ss.spans[:]
                 ss.spans.extend(out)
@@ -139,8 +146,10 @@ def _count_drops(source: str, service: str, span: Span, drops: Counter) -> None:
         drops[(service, drop_label(source, STATUS_DESCRIPTION))] += 1
 
 
-def _evidence_spans(translator: Translator, span: Span) -> list[Span]:
-    view = ForeignSpan(span)
+def _evidence_spans(
+    translator: Translator, span: Span, batch: Mapping[bytes, Span] | None = None
+) -> list[Span]:
+    view = ForeignSpan(span, batch)
     try:
         evidence = translator.translate(view)
         run_id = translator.run_id(view) if evidence else ""

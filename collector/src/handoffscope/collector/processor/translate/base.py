@@ -21,7 +21,7 @@ destination's agent run, paired with the request before it by the judge).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -77,11 +77,35 @@ class ForeignSpan:
     (e.g. "Max turns exceeded"), never copied: they are free text.
     """
 
-    __slots__ = ("_span", "_attrs")
+    __slots__ = ("_span", "_attrs", "_batch")
 
-    def __init__(self, span: Span) -> None:
+    def __init__(self, span: Span, batch: Mapping[bytes, Span] | None = None) -> None:
         self._span = span
         self._attrs: dict | None = None
+        self._batch = batch
+
+    def parent(self) -> ForeignSpan | None:
+        """The parent span when it travelled in the same export (same scope), else None.
+
+        For sources that put a fact on the parent only (Strands and AutoGen name the agent
+        on `invoke_agent`, not on its `execute_tool` spans). An SDK's batch processor
+        usually exports a parent with its children (the parent ends last, within the same
+        batch delay); when it did not, the translator gets None and emits less, never a
+        guess.
+        """
+        if not self._batch or not self._span.parent_span_id:
+            return None
+        found = self._batch.get(self._span.parent_span_id)
+        return ForeignSpan(found, self._batch) if found is not None else None
+
+    def ancestor(self, predicate: Callable[[ForeignSpan], bool]) -> ForeignSpan | None:
+        """The nearest ancestor in the same export that satisfies `predicate` (bounded walk)."""
+        span = self.parent()
+        for _ in range(64):
+            if span is None or predicate(span):
+                return span
+            span = span.parent()
+        return None
 
     @property
     def name(self) -> str:
