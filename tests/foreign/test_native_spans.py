@@ -1,4 +1,4 @@
-"""Google ADK, Strands and AutoGen native GenAI spans into a real collector: content never stays.
+"""Google ADK, Strands and AutoGen native GenAI spans into a real collector: judged, content-free.
 
 Each framework runs for real in its own env (framework_envs.py), offline with a scripted
 model, its telemetry on with every content switch it has, exporting OTLP/HTTP protobuf to a
@@ -9,6 +9,10 @@ JSON blobs). Then:
 
 - the driver's own account shows the scenario happened (who held control, how it ended), so
   a driver that silently did nothing cannot pass;
+- the run reads, through the query API, as a careful human reading those spans would
+  judge it (`EXPECTED`; what each source cannot show is in docs/foreign-spans.md: Strands
+  and AutoGen never say a run stopped at its limit, so their cut-off ping-pong is the
+  handoff the framework refused — `destination_not_started` — not a loop);
 - every span the driver ended reached the collector (`spans_received_total`);
 - the sentinel is in no API answer, not in /metrics, not in the collector's log;
 - after the collector stops (file checkpointed), the sentinel is in no byte of any file it
@@ -20,11 +24,15 @@ envs cost a build on first use, and the frameworks seconds to import.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
+from conftest import fetch_run
+
+from handoffscope.instrumentation import semconv as sc
 
 pytestmark = pytest.mark.foreign_env
 
@@ -55,6 +63,72 @@ API_PATHS = (
     "/api/v1/review/weekly",
     "/api/v1/drops",
 )
+
+
+H, LOOP, DNS = sc.HEALTHY, sc.LOOP, sc.DESTINATION_NOT_STARTED
+TB, BT = ("triage", "billing"), ("billing", "triage")
+LABELS = {"adk": "Google ADK", "strands": "Strands", "autogen": "AutoGen"}
+NOT_SEEN = {"route", "control", "tool_protocol", "context"}
+# (framework, scenario) -> run verdict, run status, loop, [(from, to, handoff verdict)]
+EXPECTED: dict[tuple[str, str], tuple[str, str, bool, list[tuple[Any, Any, str]]]] = {
+    ("adk", "healthy"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+    ("adk", "pingpong"): (
+        LOOP,
+        sc.RUN_STATUS_MAX_TURNS,
+        True,
+        [(*TB, H), (*BT, LOOP), (*TB, LOOP), (*BT, LOOP), (*TB, LOOP), (*BT, LOOP)],
+    ),
+    ("adk", "limit"): (sc.RUN_FAILED, sc.RUN_STATUS_MAX_TURNS, False, [(*TB, H)]),
+    ("adk", "error"): (sc.RUN_FAILED, sc.RUN_STATUS_FAILED, False, []),
+    ("strands", "healthy"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+    ("strands", "pingpong"): (
+        DNS,
+        sc.RUN_STATUS_COMPLETED,
+        False,
+        [(*TB, H), (*BT, H), (*TB, H), ("billing", None, DNS)],
+    ),
+    ("strands", "limit"): (
+        DNS,
+        sc.RUN_STATUS_COMPLETED,
+        False,
+        [(*TB, H), ("billing", None, DNS)],
+    ),
+    ("strands", "error"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+    ("autogen", "healthy"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+    ("autogen", "pingpong"): (
+        DNS,
+        sc.RUN_STATUS_COMPLETED,
+        False,
+        [(*TB, H), (*BT, H), (*TB, H), (*BT, DNS)],
+    ),
+    ("autogen", "limit"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+    ("autogen", "error"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+}
+
+
+def check_verdicts(collector: Any, framework: str, scenario: str) -> list[Any]:
+    """The one run, as the query API serves it; returns the answers read (for the sentinel)."""
+    verdict, status, loop, hops = EXPECTED[(framework, scenario)]
+    runs = collector.api("/api/v1/runs")["runs"]
+    assert len(runs) == 1, runs
+    run = fetch_run(
+        collector,
+        runs[0]["run_id"],
+        lambda r: r.get("status") == status and len(r.get("handoffs", [])) == len(hops),
+    )
+    assert (run["verdict"], run["status"], run["loop"]) == (verdict, status, loop), run
+    assert (run["source"], run["source_label"]) == (framework, LABELS[framework])
+    assert run["not_observed"].startswith(f"from {LABELS[framework]} spans: ")
+    assert [(h["from_agent"], h["to_agent"], h["verdict"]) for h in run["handoffs"]] == hops
+    for h in run["handoffs"]:
+        # Boundaries the source cannot show are not_observed, never passed.
+        seen_not = {b for b, state in h["boundaries"].items() if state == sc.NOT_OBSERVED}
+        assert seen_not == NOT_SEEN, h["boundaries"]
+        expected_destination = sc.FAILED if h["verdict"] == DNS else sc.PASSED
+        assert h["boundaries"]["destination"] == expected_destination, h
+    if hops:
+        assert run["path"][:2] == ["triage", "billing"]
+    return [runs, run]
 
 
 def check_outcome(framework: str, scenario: str, result: dict[str, Any]) -> None:
@@ -123,7 +197,10 @@ def test_sentinel_absent_everywhere(
     tail = run.sentinel.rsplit("-", 1)[1]
 
     assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
+    assert collector.metric("handoffscope_spans_rejected_total") == 0  # absorbed, not refused
+    read = check_verdicts(collector, framework, scenario)
     answers = {path: collector.get(path).text for path in API_PATHS}
+    answers["(verdicts)"] = json.dumps(read)
     answers["/metrics"] = collector.metrics_text()
     answers["/healthz"] = collector.get("/healthz").text
     for run_row in collector.api("/api/v1/runs")["runs"]:
