@@ -7,11 +7,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PROJECTS := pyproject.toml instrumentation/pyproject.toml collector/pyproject.toml dashboard/pyproject.toml constraints.txt
 
-.PHONY: help setup demo test lint format typecheck bench soak screenshots clean
+.PHONY: help setup demo test test-foreign lint format typecheck bench soak screenshots clean
 
 help:
 	@echo "make demo         set up, start collector + dashboard, drive live traffic (Ctrl-C stops)"
 	@echo "make test         set up, lint, run the whole test suite"
+	@echo "make test-foreign Google ADK / Strands / AutoGen spans, each framework in a uv env of its own"
 	@echo "make bench        benchmarks (ratios against baselines measured in the same run)"
 	@echo "make soak         long fault/overload runs (not part of make test)"
 	@echo "make screenshots  regenerate docs/screenshots/ (README images) against a seeded collector"
@@ -36,6 +37,12 @@ format: setup
 
 test: lint
 	$(BIN)/pytest
+
+# Frameworks whose pins conflict with constraints.txt run in envs the fixture builds with uv
+# (tests/foreign/framework_envs.py), cached under $$HANDOFFSCOPE_TEST_ENV_CACHE or
+# ~/.cache/handoffscope/test-envs; kept out of `make test` by the foreign_env marker.
+test-foreign: setup
+	$(BIN)/pytest -m foreign_env tests/foreign $(FOREIGN_ARGS)
 
 demo: setup
 	$(BIN)/handoffscope demo $(DEMO_ARGS)

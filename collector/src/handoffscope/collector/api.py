@@ -62,6 +62,7 @@ from .api_params import (
 )
 from .evidence import run_key
 from .path_summary import summarise
+from .processor.translate import SOURCES
 from .store.duckdb_store import ATTRIBUTE_COLUMNS, SQL_DIR, load_sql
 
 log = logging.getLogger(__name__)
@@ -366,14 +367,29 @@ def run_why(row: dict[str, Any], verdict: str, handoffs: list[dict[str, Any]]) -
     return sc.VERDICT_LABELS.get(verdict, verdict)
 
 
-def not_observed_note(unobserved: list[str]) -> str | None:
-    """What `healthy` cannot speak for on this run (the source cannot see these checks)."""
+def source_label(source: str | None) -> str | None:
+    """How people call the instrumentation a run was translated from ("OpenInference")."""
+    if source is None:
+        return None
+    return SOURCE_LABELS.get(source, source)
+
+
+def not_observed_note(unobserved: list[str], source: str | None = None) -> str | None:
+    """What `healthy` cannot speak for on this run (the source cannot see these checks).
+
+    A run translated from another instrumentation's spans says which, and that waits and
+    verifier outcomes are never in them ("from OpenInference spans: ... not observed").
+    """
+    if source is not None:
+        seen = [*unobserved, sc.BOUNDARY_WAIT + "s", "outcomes"]
+        return f"from {source_label(source)} spans: " + ", ".join(seen) + " not observed"
     if not unobserved:
         return None
     return "not observed by this source: " + ", ".join(unobserved)
 
 
 SPAN_ATTRIBUTE_COLUMNS = tuple(ATTRIBUTE_COLUMNS.items())
+SOURCE_LABELS = {t.source: t.label for t in SOURCES}
 
 
 def span_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -641,7 +657,9 @@ class QueryAPI:
                 next_step=sc.NEXT_STEPS[verdict],
                 verification_expected=bool(r["verification_expected"]),
                 unobserved=unobserved,
-                not_observed=not_observed_note(unobserved),
+                not_observed=not_observed_note(unobserved, r["source"]),
+                source=r["source"],
+                source_label=source_label(r["source"]),
                 final_agent=r["final_agent"],
                 ended_at=iso(r["ended_ns"]),
                 path=path[:RUN_PATH_LIMIT],

@@ -208,6 +208,8 @@ SCHEMAS: dict[str, Any] = {
             "verification_expected": BOOL,
             "unobserved": STRS,
             "not_observed": NSTR,
+            "source": NSTR,
+            "source_label": NSTR,
             "final_agent": NSTR,
             "ended_at": TIME,
             "path": STRS,

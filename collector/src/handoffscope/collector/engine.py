@@ -164,6 +164,7 @@ RUN_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("verification_expected", BOOL),
     ("unobserved", STRS),
     ("handoffs_capped", BOOL),
+    ("source", STR),
 )
 
 WAIT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -955,4 +956,5 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:
         view.verification_expected,
         tuple(view.unobserved),
         run.capped,
+        view.source,
     )

@@ -101,6 +101,7 @@ RUN_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.RUN_TURNS: ("turns", MAX),
     sc.RUN_STARTED: ("started", MIN),
     sc.RUN_OUTCOME_REQUIRED: ("outcome_required", MAX),
+    sc.SOURCE: ("source", MIN),
 }
 """Run facts, taken from any span of the run."""
 
@@ -120,6 +121,8 @@ INTERNED = frozenset(
         sc.WAIT_DECISION,
         sc.RUN_STATUS,
         sc.RUN_FINAL_AGENT,
+        sc.GEN_AI_AGENT_NAME,
+        sc.SOURCE,
     }
 )
 """Attributes whose values repeat across many handoffs (agent names, codes)."""
@@ -361,6 +364,7 @@ class RunState:
         "outcomes",
         "waits",
         "handoffs",
+        "arrivals",
         "row_hash",
         "row_seq",
         "tokened",
@@ -381,6 +385,8 @@ class RunState:
         self.waits: dict[tuple[str | None, str | None], HandoffState] = {}
         """Every wait of the run by (handoff id or None, resume token or None)."""
         self.handoffs: dict[str, HandoffState] = {}
+        self.arrivals: set[tuple[int, int, str]] | None = None
+        """Arrivals (start, end, agent): admissions that name no handoff (see `pair_arrivals`)."""
         self.row_hash: int | None = None
         self.row_seq: int | None = None
         self.tokened: dict[str | None, list[tuple[str | None, str | None]]] = {}
@@ -480,6 +486,7 @@ class SpanColumns:
             *RUN_ATTRIBUTES,
             sc.OUTCOME_RESULT,
             sc.OUTCOME_VERIFIER,
+            sc.GEN_AI_AGENT_NAME,
         ):
             c = column(attr)
             if c not in names:
@@ -544,6 +551,7 @@ def merge_spans(
         tokens[i] = v
     waits: list[HandoffState | None] = [None] * n
     refused = [False] * n
+    arrivals: list[RunState | None] = [None] * n
     for i in range(n):
         rid = spans.run_id[i]
         if not rid:
@@ -583,6 +591,15 @@ def merge_spans(
             targets[i] = h
         if spans.name[i] == sc.SPAN_WAIT:
             waits[i] = _wait_target(run, hid or None, tokens[i], start)
+        elif not hid and spans.name[i] == sc.SPAN_ACCEPT:
+            arrivals[i] = run
+
+    for i, agent in zip(*spans.attrs.get(sc.GEN_AI_AGENT_NAME, ((), ())), strict=True):
+        run = arrivals[i]
+        if run is not None:
+            if run.arrivals is None:
+                run.arrivals = set()
+            run.arrivals.add((span_keys[i][0], span_keys[i][1], agent))
 
     attrs = spans.attrs
     for attr, (field, rule) in HANDOFF_ATTRIBUTES.items():
@@ -850,6 +867,8 @@ class RunView:
     unverified: bool
     verification_expected: bool
     unobserved: list[str]
+    source: str | None = None
+    """`handoff.source` of the run's evidence (None: the shim's own spans)."""
 
 
 class VerificationPolicy:
@@ -907,11 +926,48 @@ def _judge(
         return None
     ev = h.evidence(run_id, wait, fallback)
     _seq, ev.loop, claims_done, outcome, _service, ev.run_stopped, ev.run_status = ctx[:7]
+    arrival = ctx[9]
+    if arrival is not None:  # admitted by an arrival (pair_arrivals)
+        ev.to_agent = ev.to_agent or arrival
+        ev.requested = True
+        ev.destination_started = True
     if claims_done:
         ev.claims_done, ev.outcome_result = True, outcome
     h.timeline = handoff_timeline(ev, grace_seconds)
     h.ctx, h.dirty = ctx, False
     return ev
+
+
+def pair_arrivals(
+    transfers: Sequence[HandoffState], arrivals: Iterable[tuple[int, int, str]] | None
+) -> dict[str, str]:
+    """Admit requests by the arrivals of their run: handoff id -> arriving agent.
+
+    Some sources cannot put the admission on the request's handoff id: their spans tie
+    a handoff to nothing but the agent run that follows it, which may arrive in another
+    export (Traceloop names no destination at all; Logfire names it, but the destination's
+    agent span names no handoff). Their translators emit each agent run as an *arrival*
+    — a `handoff.accept` with `gen_ai.agent.name` and no `handoff.id` — and here every
+    request that has no admission of its own, in run order, is admitted by the earliest
+    unused arrival that started at or after it and is of its destination (any agent, when
+    the request names none). Arrivals before the first request are the run's first agent.
+    Order-free like the merge: the result depends only on the set of spans merged.
+    """
+    if not arrivals:
+        return {}
+    pending = sorted(arrivals)
+    used = [False] * len(pending)
+    out: dict[str, str] = {}
+    for h in transfers:
+        if h.vals[_STARTED] is not None or h.first_seen_ns is None:
+            continue
+        to = h.vals[_TO]
+        for k, (start, _end, agent) in enumerate(pending):
+            if not used[k] and start >= h.first_seen_ns and (to is None or agent == to):
+                used[k] = True
+                out[h.handoff_id or ""] = agent
+                break
+    return out
 
 
 def evaluate_run(
@@ -934,9 +990,14 @@ def evaluate_run(
     terminal = status in TERMINAL_STATUSES
     ended_ns = status_v[0] if terminal and status_v else None
 
+    arrived = pair_arrivals(transfers, run.arrivals)
+
+    def to_of(h: HandoffState) -> str | None:
+        return h.vals[_TO] or arrived.get(h.handoff_id or "")
+
     def steps(hs: list[HandoffState]) -> list[HandoffStep]:
         return [
-            HandoffStep(h.handoff_id or "", h.vals[_FROM], h.vals[_TO], h.vals[_FP], h.vals[_SV])
+            HandoffStep(h.handoff_id or "", h.vals[_FROM], to_of(h), h.vals[_FP], h.vals[_SV])
             for h in hs
         ]
 
@@ -974,25 +1035,26 @@ def evaluate_run(
             dest_false_claim = dest_false_claim or own != sc.OUTCOME_PASS
         else:
             ctx = (seq + 1, lp, False, own, service, stopped, status, wait)
-        ctx = (*ctx, fallback)
+        ctx = (*ctx, fallback, arrived.get(h.handoff_id or ""))
         views.append(
             HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds, wait, fallback))
         )
         unobserved.update(v[F["unobserved"]] or ())
         if (v[_KIND] or sc.KIND_HANDOFF) != sc.KIND_HANDOFF:
             continue
-        frm, to = v[_FROM], v[_TO]
+        frm, to = v[_FROM], to_of(h)
+        started = v[_STARTED] or (h.handoff_id or "") in arrived
         # The path lists agents that ran: a sender ran; a destination once admitted. A
         # sender's parallel handoffs of one turn are one visit to it.
         sent = (v[_TURN], frm)
         if frm and (not path or path[-1] != frm) and (v[_TURN] is None or sent != last_sent):
             path.append(frm)
         last_sent = sent
-        if to and v[_STARTED]:
+        if to and started:
             path.append(to)
         if v[_CONTROL_AFTER]:
             holder = v[_CONTROL_AFTER]
-        elif v[_STARTED] and to:
+        elif started and to:
             holder = to
 
     changed_waits: list[WaitView] = []
@@ -1070,4 +1132,5 @@ def evaluate_run(
         unverified=unverified,
         verification_expected=expected,
         unobserved=sorted(unobserved),
+        source=run.get("source"),
     )

@@ -63,6 +63,11 @@ tool; its result returns to a caller that never gave up control). Absent means h
 UNOBSERVED: Final = "handoff.unobserved"
 """Extension to DESIGN §3: NAMES of the boundaries this source cannot see for this handoff
 (e.g. `context` for a runtime with no context contract): they read `not_observed`."""
+SOURCE: Final = "handoff.source"
+"""Extension to DESIGN §3: which instrumentation's spans the collector translated this
+evidence from (`openinference`, `openllmetry`, `logfire`, ...; docs/foreign-spans.md).
+Absent on the shim's own spans. A run takes the source of its evidence, so the API and
+the dashboard can say what that source cannot show."""
 
 ROUTE_GOTO: Final = "handoff.route.goto"
 CONTROL_BEFORE: Final = "handoff.control.before"
@@ -385,6 +390,8 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(RUN_OUTCOME_REQUIRED, BOOL),
         _spec(KIND, STR, values=KINDS),
         _spec(UNOBSERVED, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
+        # Added in store step 9 (foreign spans, docs/foreign-spans.md).
+        _spec(SOURCE, STR, max_len=MAX_CODE_LEN, code=True),
     ]
 )
 """Every span attribute allowed on the wire. Anything else is dropped and counted."""

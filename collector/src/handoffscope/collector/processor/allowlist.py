@@ -13,9 +13,11 @@ value has the wrong type or size, and span-event attributes. The counts go to
 `/metrics` and the `drops` table; the values go nowhere. There is no switch that keeps
 content.
 
+Other instrumentations' spans reach it only as the contract spans their translators
+derived (`processor/translate/`, which runs first and drops and counts the rest).
 A span is refused whole — reported through OTLP `partial_success`, the rest of the export
-kept — when its name is not one of `semconv.SPAN_NAMES` (another instrumentation's span
-is not evidence and may well be all content), when it has no valid `handoff.run_id`
+kept — when its name is not one of `semconv.SPAN_NAMES` (a span of an instrumentation no
+translator claims is not evidence and may well be all content), when it has no valid `handoff.run_id`
 (evidence that belongs to no run cannot be judged), when its ids or timestamps are
 malformed, or when it is dated outside the sane window: before 2000-01-01 or more than
 `--max-clock-skew-seconds` (default a day) ahead of the collector's clock. Attributes of
@@ -42,6 +44,7 @@ from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from handoffscope.collector.processor.translate import Translation
 from handoffscope.collector.receiver.decode import READERS
 from handoffscope.collector.store.duckdb_store import ATTRIBUTE_COLUMNS, SPAN_SCHEMA
 from handoffscope.instrumentation import semconv as sc
@@ -202,7 +205,11 @@ class Allowlist:
             self._drop_keys.add(key)
         return key
 
-    def process(self, request: ExportTraceServiceRequest) -> SpanBatch:
+    def process(
+        self, request: ExportTraceServiceRequest, translation: Translation | None = None
+    ) -> SpanBatch:
+        """`translation`: what the translators did to `request` beforehand (its foreign
+        spans count as received, their dropped content as drops)."""
         total = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
         columns: dict[str, list] = {c: [None] * total for c in _DATA_COLUMNS}
         c_trace = columns["trace_id"]
@@ -215,7 +222,8 @@ class Allowlist:
         attribute_columns = [columns[c] for c in ATTRIBUTE_COLUMNS.values()]
         # name -> (this batch's column list, compiled check): one dict lookup per value
         plan_get = {name: (columns[column], check) for name, (column, check) in _PLAN.items()}.get
-        raw_drops: Counter = Counter()  # (service, raw name); folded through _drop_key below
+        # (service, raw name); folded through _drop_key below
+        raw_drops: Counter = Counter(translation.drops) if translation else Counter()
         refused: Counter = Counter()
         refused_names: list[str] = []
         kept = 0
@@ -223,7 +231,7 @@ class Allowlist:
         latest = min(self._clock() + self._max_skew_ns, _MAX_I64)
 
         for rs in request.resource_spans:
-            service = _service_of(rs.resource.attributes)
+            service = service_of(rs.resource.attributes)
             for kv in rs.resource.attributes:
                 if kv.key.startswith(_SDK_IDENTITY):
                     continue  # every OTel SDK sends these; not content, not worth a count
@@ -296,10 +304,15 @@ class Allowlist:
         for (service, name), n in raw_drops.items():
             drops[self._drop_key(service, name)] += n
         rejected = total - kept
+        received = total
+        if translation is not None:
+            # Foreign spans were replaced by the evidence derived from them: the sender
+            # sent `foreign` spans where the allowlist saw `emitted`.
+            received += translation.foreign - translation.emitted
         return SpanBatch(
             columns=columns,
             count=kept,
-            received=total,
+            received=received,
             rejected=rejected,
             error_message=_refusal_message(refused, refused_names, total) if rejected else "",
             drops=drops,
@@ -313,7 +326,8 @@ dropped like all others, but not counted — they are on every export and would 
 drops that matter (content from other instrumentations)."""
 
 
-def _service_of(resource_attributes) -> str:
+def service_of(resource_attributes) -> str:
+    """The resource's `service.name`, checked like a contract value, else UNKNOWN_SERVICE."""
     for kv in resource_attributes:
         if kv.key == sc.SERVICE_NAME:
             value = sc.check_value(_SERVICE_SPEC, kv.value.string_value)

@@ -1,4 +1,4 @@
-"""What both receivers do with a decoded export: allowlist it, queue it, answer.
+"""What both receivers do with a decoded export: translate, allowlist, queue it, answer.
 
 `ExportHandler.accept()` runs the allowlist and hands the result to the writer, returning
 the batch and a future that resolves once the batch is committed (the receivers wait on
@@ -17,7 +17,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from handoffscope.collector.metrics import Metrics
-from handoffscope.collector.processor.allowlist import Allowlist, SpanBatch
+from handoffscope.collector.processor.allowlist import Allowlist, SpanBatch, service_of
+from handoffscope.collector.processor.translate import Translators
 from handoffscope.collector.writer import Writer
 
 COMMIT_TIMEOUT_S = 30.0
@@ -40,16 +41,24 @@ def retry_after_full() -> int:
 
 
 class ExportHandler:
-    def __init__(self, allowlist: Allowlist, writer: Writer, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        allowlist: Allowlist,
+        writer: Writer,
+        metrics: Metrics,
+        translators: Translators | None = None,
+    ) -> None:
         self.allowlist = allowlist
+        self.translators = Translators() if translators is None else translators
         self.writer = writer
         self.metrics = metrics
 
     def accept(
         self, request: ExportTraceServiceRequest, received_ns: int
     ) -> tuple[SpanBatch, Future | None]:
-        """Allowlist and queue; raises writer.QueueFull / writer.WriterClosed."""
-        batch = self.allowlist.process(request)
+        """Translate foreign spans, allowlist, queue; raises writer.QueueFull / WriterClosed."""
+        translation = self.translators.translate(request, service_of)
+        batch = self.allowlist.process(request, translation)
         self.metrics.inc("spans_received", batch.received)
         if not batch.received and not batch.drops:
             return batch, None  # an empty export: nothing to commit

@@ -140,6 +140,8 @@ def _header(run: client.RunDetail) -> None:
         st.warning(line, icon=":material/help:")
     else:
         st.success(line, icon=":material/check_circle:")
+    if s.get("source_label"):  # translated from another instrumentation's spans
+        st.caption(f":material/input: From {style.md(s.get('source_label'))} spans")
     if s.get("not_observed"):
         st.caption(style.md(s.get("not_observed")))
 

@@ -1,0 +1,102 @@
+"""Google ADK's native GenAI spans (scope `gcp.vertex.agent`), both of its schemas.
+
+Recognised by `gen_ai.operation.name`, which ADK sets on every span in both its current
+schema (`invoke_workflow` root) and its legacy one (`ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1`:
+`invocation` root, `call_llm` spans). One trace per `Runner.run_async` invocation, so the
+run id is the trace id; `gen_ai.conversation.id` is the ADK session (a resume is a new
+trace of the same session: a new run).
+
+- root workflow span (`invoke_workflow` / `invocation`, no parent): the run's start and
+  end. ADK marks it ERROR when the run failed; `LlmCallsLimitExceededError` (ADK's
+  `RunConfig.max_llm_calls`, its turn limit) is matched in the status description, never
+  copied, and makes the status `max_turns`;
+- `invoke_agent`: an *arrival* of `gen_ai.agent.name` (the judge admits with it the
+  request before it: evidence.pair_arrivals), the run's possible final agent, and, when it
+  failed, how the run ended (same match);
+- `execute_tool` of ADK's `TransferToAgentTool` (`transfer_to_agent`): the request, from
+  the `gen_ai.agent.name` ADK puts on the tool span, with the handoff's tool-call id
+  (`gen_ai.tool.call.id`, content-free) as its handoff id. The destination is only in
+  `gen_ai.tool.call.arguments` (content, and absent with capture off): never read; the
+  arrival names it.
+
+Cannot show: declared routes (the transfer tool's description lists them, as free text),
+control state, whether the tool call was closed, context keys, waits, verifier outcomes.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from handoffscope.collector.processor.translate.base import (
+    ERROR,
+    Evidence,
+    ForeignSpan,
+    Translator,
+    arrival,
+    request,
+    run_span,
+)
+from handoffscope.instrumentation import semconv as sc
+
+SCOPE = "gcp.vertex.agent"
+OPERATION = "gen_ai.operation.name"
+AGENT_NAME = "gen_ai.agent.name"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_TYPE = "gen_ai.tool.type"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+WORKFLOW_OPERATIONS = ("invoke_workflow", "invocation")
+TRANSFER_TOOL = "transfer_to_agent"
+TRANSFER_TOOL_TYPE = "TransferToAgentTool"
+LIMIT_ERROR = "LlmCallsLimitExceededError"
+"""The exception type ADK raises at `RunConfig.max_llm_calls`, first in its status text."""
+
+
+def _status(span: ForeignSpan) -> str | None:
+    if span.status != ERROR:
+        return None
+    if LIMIT_ERROR in span.status_description or LIMIT_ERROR in span.name:
+        return sc.RUN_STATUS_MAX_TURNS
+    return sc.RUN_STATUS_FAILED
+
+
+class AdkTranslator(Translator):
+    source: ClassVar[str] = "adk"
+    label: ClassVar[str] = "Google ADK"
+    scopes: ClassVar[tuple[str, ...]] = (SCOPE,)
+    unobserved: ClassVar[tuple[str, ...]] = (
+        sc.BOUNDARY_ROUTE,
+        sc.BOUNDARY_CONTROL,
+        sc.BOUNDARY_TOOL_PROTOCOL,
+        sc.BOUNDARY_CONTEXT,
+    )
+
+    def translate(self, span: ForeignSpan) -> list[Evidence]:
+        operation = span.text(OPERATION) or (span.name if span.name == "invocation" else None)
+        if operation in WORKFLOW_OPERATIONS and span.parent_span_id is None:
+            status = _status(span) or sc.RUN_STATUS_COMPLETED
+            return [run_span(**{sc.RUN_STATUS: status, sc.RUN_STARTED: span.start_ns})]
+        if operation == "invoke_agent":
+            agent = span.text(AGENT_NAME)
+            if not agent:
+                return []
+            attrs: dict[str, object] = {sc.RUN_FINAL_AGENT: agent}
+            status = _status(span)
+            if status:
+                attrs[sc.RUN_STATUS] = status
+            return [run_span(**attrs), arrival(agent)]
+        if operation == "execute_tool" and (
+            span.text(TOOL_NAME) == TRANSFER_TOOL or span.text(TOOL_TYPE) == TRANSFER_TOOL_TYPE
+        ):
+            sender = span.text(AGENT_NAME)
+            if not sender:
+                return []
+            call_id = span.text(TOOL_CALL_ID)
+            attrs = {
+                sc.HANDOFF_ID: call_id or f"adk-{span.span_id}",
+                sc.KIND: sc.KIND_HANDOFF,
+                sc.FROM_AGENT: sender,
+            }
+            if call_id:
+                attrs[sc.TOOL_CALL_ID] = call_id
+            return [request(**attrs)]
+        return []

@@ -1,0 +1,98 @@
+"""Strands Agents' native GenAI spans (scope `strands.telemetry.tracer`).
+
+Recognised by `gen_ai.operation.name`. One trace per `Swarm.invoke_async` (or per
+`Agent` call outside a swarm), so the run id is the trace id; Strands sets no session id
+unless the app configures a session manager.
+
+- `invoke_swarm` (the root): the run's start and end. Strands never records the swarm's
+  outcome on it (no status, no attribute, no event, not even when the swarm stops at
+  `max_handoffs` or `max_iterations`), so its end says only that the run ended: stated as
+  `completed` as of the swarm's START, so that a failure recorded inside it wins (the judge
+  keeps the latest status). A swarm stopped by its limits therefore shows as the handoff
+  it refused: a request whose destination never started (`destination_not_started`).
+- `invoke_agent`: an *arrival* of `gen_ai.agent.name` (evidence.pair_arrivals), the run's
+  possible final agent, `failed` when its status is ERROR; a root `invoke_agent` (an agent
+  called outside a swarm) is the run itself.
+- `execute_tool handoff_to_agent` (the swarm's handoff tool): the request, with the
+  handoff's tool-call id (`gen_ai.tool.call.id`, content-free) as its handoff id, from the
+  agent of the nearest `invoke_agent` ancestor in the same export (the tool span names
+  none). The destination is only in the tool's arguments, a content event: never read;
+  the arrival names it.
+
+Cannot show: the run's limits and outcome, declared routes (`gen_ai.agent.tools` lists
+tool names, not destinations), control state, whether the tool call was closed, context
+keys, waits, verifier outcomes.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from handoffscope.collector.processor.translate.base import (
+    ERROR,
+    Evidence,
+    ForeignSpan,
+    Translator,
+    arrival,
+    request,
+    run_span,
+)
+from handoffscope.instrumentation import semconv as sc
+
+SCOPE = "strands.telemetry.tracer"
+OPERATION = "gen_ai.operation.name"
+AGENT_NAME = "gen_ai.agent.name"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+HANDOFF_TOOL = "handoff_to_agent"
+
+
+def _is_agent(span: ForeignSpan) -> bool:
+    return span.text(OPERATION) == "invoke_agent"
+
+
+class StrandsTranslator(Translator):
+    source: ClassVar[str] = "strands"
+    label: ClassVar[str] = "Strands"
+    scopes: ClassVar[tuple[str, ...]] = (SCOPE,)
+    unobserved: ClassVar[tuple[str, ...]] = (
+        sc.BOUNDARY_ROUTE,
+        sc.BOUNDARY_CONTROL,
+        sc.BOUNDARY_TOOL_PROTOCOL,
+        sc.BOUNDARY_CONTEXT,
+    )
+
+    def translate(self, span: ForeignSpan) -> list[Evidence]:
+        operation = span.text(OPERATION)
+        if operation == "invoke_swarm" and span.parent_span_id is None:
+            ev = run_span(**{sc.RUN_STATUS: sc.RUN_STATUS_COMPLETED, sc.RUN_STARTED: span.start_ns})
+            ev.start_ns = ev.end_ns = span.start_ns
+            return [ev]
+        if operation == "invoke_agent":
+            agent = span.text(AGENT_NAME)
+            if not agent:
+                return []
+            attrs: dict[str, object] = {sc.RUN_FINAL_AGENT: agent}
+            if span.status == ERROR:
+                attrs[sc.RUN_STATUS] = sc.RUN_STATUS_FAILED
+            elif span.parent_span_id is None:
+                attrs[sc.RUN_STATUS] = sc.RUN_STATUS_COMPLETED
+                attrs[sc.RUN_STARTED] = span.start_ns
+            return [run_span(**attrs), arrival(agent)]
+        if operation == "execute_tool" and span.text(TOOL_NAME) == HANDOFF_TOOL:
+            if span.status == ERROR:
+                return []  # the swarm refused it before any handoff (unknown agent)
+            owner = span.ancestor(_is_agent)
+            sender = owner.text(AGENT_NAME) if owner else None
+            if not sender:
+                return []
+            call_id = span.text(TOOL_CALL_ID)
+            attrs = {
+                sc.HANDOFF_ID: call_id or f"strands-{span.span_id}",
+                sc.KIND: sc.KIND_HANDOFF,
+                sc.FROM_AGENT: sender,
+            }
+            if call_id:
+                attrs[sc.TOOL_CALL_ID] = call_id
+            return [request(**attrs)]
+        return []
