@@ -14,7 +14,8 @@ from typing import ClassVar
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
-from test_engine import accept, col, request, run_span  # noqa: F401 (col: fixture)
+from test_engine import accept, request, run_span
+from test_engine import col as col  # the engine tests' fixture (a store + engine)
 
 from handoffscope.collector.processor.allowlist import Allowlist, service_of
 from handoffscope.collector.processor.translate import Translators, drop_label
@@ -93,7 +94,9 @@ def test_foreign_spans_become_contract_evidence_and_nothing_else() -> None:
 
     assert (batch.received, batch.rejected, translation.foreign) == (3, 0, 3)
     assert SENTINEL not in repr(batch.columns)
-    rows = [dict(zip(batch.columns, r, strict=True)) for r in zip(*batch.columns.values())]
+    rows = [
+        dict(zip(batch.columns, r, strict=True)) for r in zip(*batch.columns.values(), strict=True)
+    ]
     by_name: dict[str, list[dict]] = {}
     for row in rows:
         by_name.setdefault(row["name"], []).append(row)
@@ -159,7 +162,7 @@ def arrive(run: str, agent: str, *, at: float):
     return row
 
 
-def test_requests_are_admitted_by_the_arrivals_after_them(col) -> None:
+def test_requests_are_admitted_by_the_arrivals_after_them(col) -> None:  # noqa: F811
     run = "arrivals"
     col.send(
         run_span(run, sc.RUN_STATUS_STARTED, at=0.0),
