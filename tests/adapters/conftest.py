@@ -59,7 +59,7 @@ def fetch_run(collector: Any) -> Callable[..., dict[str, Any]]:
     def fetch(
         run_id: str,
         until: Callable[[dict[str, Any]], bool] = lambda run: True,
-        timeout: float = 20.0,
+        timeout: float = 60.0,
     ) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         last: Any = None

@@ -172,6 +172,9 @@ def test_the_example_app_runs_offline_into_the_collector(collector: Any, fetch_r
     )
     assert done.returncode == 0, done.stderr
     run_id = re.search(r"run (\S+): paused", done.stdout).group(1)  # type: ignore[union-attr]
+    # The app flushed everything before it exited; wait for the judge to reach it, so the
+    # wait's decision is judged too, not only the run's status and outcomes (raw spans).
+    collector.judged()
     run = fetch_run(run_id, lambda r: r["status"] == "completed" and r["outcomes"])
     assert (run["verdict"], run["path"], run["pending_approvals"]) == (
         sc.HEALTHY,
