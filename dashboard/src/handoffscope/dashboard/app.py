@@ -83,6 +83,7 @@ elif page.url_path == approvals.url_path:
 else:
     layout.sidebar_filters(page.url_path)
 layout.sidebar_connection()
+layout.verdicts_behind_notice()
 
 page.run()
 urlstate.share()

@@ -297,21 +297,28 @@ class Weekly:
 class Health:
     ok: bool
     spans_stored: int | None = None
+    judge_lag_seconds: float | None = None
+    """How long the oldest stored but not yet judged export has waited (0: caught up)."""
 
 
 def connection() -> Connection:
     return Connection.from_env()
 
 
-@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
 def _health(api: str, token: str | None) -> Health:
     body = _json(api, token, "/healthz")
     stored = body.get("spans_stored")
-    return Health(body.get("status") == "ok", stored if isinstance(stored, int) else None)
+    lag = body.get("judge_lag_seconds")
+    return Health(
+        body.get("status") == "ok",
+        stored if isinstance(stored, int) else None,
+        float(lag) if isinstance(lag, int | float) and not isinstance(lag, bool) else None,
+    )
 
 
 def health() -> Health:
-    """`/healthz` (no auth), to show the connection in the sidebar."""
+    """`/healthz` (no auth): the connection in the sidebar, and whether verdicts trail."""
     c = connection()
     return _health(c.api, c.token)
 

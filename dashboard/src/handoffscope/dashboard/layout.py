@@ -154,6 +154,31 @@ def current_filters() -> Filters:
     return Filters(None, WINDOWS["Last 24 hours"], "Last 24 hours")
 
 
+VERDICTS_BEHIND_S = 5.0
+"""Judge lag above which every page says its verdicts trail the spans received. Below it
+the lag is the judge's normal batching (it runs behind the acknowledgement by design)."""
+
+
+def verdicts_behind(lag_seconds: float | None) -> str | None:
+    """The sentence shown when verdicts trail the spans stored, or None when they do not."""
+    if lag_seconds is None or lag_seconds <= VERDICTS_BEHIND_S:
+        return None
+    return (
+        f"Verdicts {style.duration(lag_seconds)} behind: the collector has stored spans it has "
+        "not judged yet (it is catching up), so the figures here trail what was received."
+    )
+
+
+def verdicts_behind_notice() -> None:
+    """At the top of every page: say so when the collector's judge lags (issue 14)."""
+    try:
+        text = verdicts_behind(client.health().judge_lag_seconds)
+    except client.CollectorError:
+        return  # the sidebar and the page say the collector does not answer
+    if text:
+        st.warning(text, icon=":material/hourglass_top:")
+
+
 def sidebar_connection() -> None:
     """Where the dashboard reads from, and whether it answers (bottom of the sidebar)."""
     conn = client.connection()
