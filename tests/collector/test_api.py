@@ -432,6 +432,8 @@ def _snapshot(collector) -> dict:
         for a in collector.api("/api/v1/approvals")["approvals"]
     ]
     out["weekly"] = collector.api("/api/v1/review/weekly")
+    for w in out["weekly"]["weeks"]:
+        w.pop("days")  # how far into its week: moves with the clock too
     for rid in ("keep", "keep-loop"):
         out[rid] = {k: v for k, v in collector.api(f"/api/v1/runs/{rid}").items() if k != "waits"}
     return out
