@@ -18,6 +18,7 @@ conditions alternate within each round so machine noise hits all. The webhooks a
 bench_faults.py's fault servers, in their own process.
 
     .venv/bin/python bench/bench_notify.py [--rounds 2] [--seconds 6] [--batch 512]
+                                           [--poll-seconds 2]
 """
 
 from __future__ import annotations
@@ -110,7 +111,12 @@ def ingest(
 
 
 def measure(
-    condition: str, bodies: list[bytes], batch: int, seconds: float, workdir: Path
+    condition: str,
+    bodies: list[bytes],
+    batch: int,
+    seconds: float,
+    workdir: Path,
+    poll_seconds: float = 2.0,
 ) -> float:
     hook = None
     extra: list[str] = []
@@ -120,7 +126,7 @@ def measure(
             "--notify",
             f"{url}#rate=20&burst=20&timeout=1&backoff=0.5&backoff_max=5&max_attempts=1000",
             "--notify-poll-seconds",
-            "0.5",
+            str(poll_seconds),
         ]
     proc, base = start_collector(workdir / f"{condition}-{time.monotonic_ns()}.duckdb", *extra)
     try:
@@ -146,6 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--batch", type=int, default=512, help="spans per export")
+    p.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=2.0,
+        help="the notifier's --notify-poll-seconds (default: the collector's own default)",
+    )
     args = p.parse_args(argv)
     batch = args.batch - args.batch % 3  # whole runs of three spans
     results: dict[str, list[float]] = {c: [] for c in CONDITIONS}
@@ -153,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):
             for condition in CONDITIONS:
                 bodies = payloads(40, batch, f"r{r}-{condition}")
-                rate = measure(condition, bodies, batch, args.seconds, Path(tmp))
+                rate = measure(condition, bodies, batch, args.seconds, Path(tmp), args.poll_seconds)
                 results[condition].append(rate)
                 print(f"  round {r + 1} {condition:>4}: {rate:9.0f} spans/s", flush=True)
     base = statistics.median(results["off"])
