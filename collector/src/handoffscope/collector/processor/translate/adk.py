@@ -29,6 +29,7 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
+    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -63,12 +64,7 @@ class AdkTranslator(Translator):
     source: ClassVar[str] = "adk"
     label: ClassVar[str] = "Google ADK"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE,)
-    unobserved: ClassVar[tuple[str, ...]] = (
-        sc.BOUNDARY_ROUTE,
-        sc.BOUNDARY_CONTROL,
-        sc.BOUNDARY_TOOL_PROTOCOL,
-        sc.BOUNDARY_CONTEXT,
-    )
+    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION) or (span.name if span.name == "invocation" else None)

@@ -36,6 +36,7 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
+    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -86,12 +87,7 @@ class AutoGenTranslator(Translator):
     source: ClassVar[str] = "autogen"
     label: ClassVar[str] = "AutoGen"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_GENAI, SCOPE_RUNTIME)
-    unobserved: ClassVar[tuple[str, ...]] = (
-        sc.BOUNDARY_ROUTE,
-        sc.BOUNDARY_CONTROL,
-        sc.BOUNDARY_TOOL_PROTOCOL,
-        sc.BOUNDARY_CONTEXT,
-    )
+    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def run_id(self, span: ForeignSpan) -> str:
         team = _team_id(_agent_span(span)) or _termination_team(span)

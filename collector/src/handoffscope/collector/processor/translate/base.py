@@ -178,6 +178,17 @@ class ForeignSpan:
         return [x.string_value for x in v.array_value.values if x.HasField("string_value")]
 
 
+STRUCTURE_ONLY: tuple[str, ...] = (
+    sc.BOUNDARY_ROUTE,
+    sc.BOUNDARY_CONTROL,
+    sc.BOUNDARY_TOOL_PROTOCOL,
+    sc.BOUNDARY_CONTEXT,
+)
+"""The boundaries no source translated so far can show (a translator's usual
+`unobserved`): their spans carry no declared edges, control holder, tool-call closure or
+context keys in content-free form (docs/foreign-spans.md)."""
+
+
 class Translator:
     """Base of the per-source translators (one module per source)."""
 

@@ -21,6 +21,7 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate import _agents
 from handoffscope.collector.processor.translate.base import (
+    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -39,12 +40,7 @@ class LogfireTranslator(Translator):
     source: ClassVar[str] = "logfire"
     label: ClassVar[str] = "Logfire"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_AGENTS,)
-    unobserved: ClassVar[tuple[str, ...]] = (
-        sc.BOUNDARY_ROUTE,
-        sc.BOUNDARY_CONTROL,
-        sc.BOUNDARY_TOOL_PROTOCOL,
-        sc.BOUNDARY_CONTEXT,
-    )
+    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         name = span.name

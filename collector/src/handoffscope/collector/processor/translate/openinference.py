@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate import _agents
 from handoffscope.collector.processor.translate.base import (
+    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -40,12 +41,7 @@ class OpenInferenceTranslator(Translator):
     source: ClassVar[str] = "openinference"
     label: ClassVar[str] = "OpenInference"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_AGENTS,)
-    unobserved: ClassVar[tuple[str, ...]] = (
-        sc.BOUNDARY_ROUTE,
-        sc.BOUNDARY_CONTROL,
-        sc.BOUNDARY_TOOL_PROTOCOL,
-        sc.BOUNDARY_CONTEXT,
-    )
+    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         if span.parent_span_id is None:

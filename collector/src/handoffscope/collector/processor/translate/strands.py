@@ -30,6 +30,7 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
+    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -55,12 +56,7 @@ class StrandsTranslator(Translator):
     source: ClassVar[str] = "strands"
     label: ClassVar[str] = "Strands"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE,)
-    unobserved: ClassVar[tuple[str, ...]] = (
-        sc.BOUNDARY_ROUTE,
-        sc.BOUNDARY_CONTROL,
-        sc.BOUNDARY_TOOL_PROTOCOL,
-        sc.BOUNDARY_CONTEXT,
-    )
+    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION)
