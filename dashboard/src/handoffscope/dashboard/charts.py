@@ -71,27 +71,6 @@ def verdict_counts(counts: Mapping[str, int], *, height: int = 320) -> go.Figure
     return _base(fig, height=max(height, 40 * len(order) + 60))
 
 
-def verdict_timeline(timeline: pd.DataFrame, *, height: int = 280) -> go.Figure:
-    """Handoffs per minute, stacked by verdict (worst at the bottom, where the eye lands)."""
-    fig = go.Figure()
-    for verdict in _precedence_order(list(timeline["verdict"].dropna())):
-        rows = timeline[timeline["verdict"] == verdict]
-        fig.add_bar(
-            x=rows["minute"],
-            y=rows["count"],
-            name=style.verdict_label(verdict),
-            marker_color=style.verdict_color(verdict),
-            hovertemplate="%{x|%H:%M} UTC: %{y} handoffs<extra>%{fullData.name}</extra>",
-        )
-    fig.update_layout(barmode="stack")
-    fig.update_yaxes(title="handoffs per minute")
-    _whole_numbers(
-        fig, "y", timeline.groupby("minute")["count"].sum().max() if len(timeline) else 0
-    )
-    fig.update_xaxes(title="time (UTC)")
-    return _base(fig, height=height)
-
-
 def unhealthy_timeline(timeline: pd.DataFrame, *, height: int = 300) -> go.Figure:
     """Handoffs per minute for the live board: the unhealthy verdicts stacked as bars on
     their own scale, the rest (healthy, in flight, waiting) one grey line — so a few
