@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from streamlit.testing.v1 import AppTest
 
-from handoffscope.dashboard.settings import ENV_API
+from handoffscope.dashboard.config import ENV_API
 from handoffscope.instrumentation import semconv as sc
 
 APP = Path(__file__).resolve().parents[1] / "dashboard/src/handoffscope/dashboard/app.py"

@@ -20,11 +20,11 @@ from google.rpc import code_pb2, status_pb2
 from google.rpc.error_details_pb2 import RetryInfo
 from ingest_support import handoff_body
 
+from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.receiver.export import RETRY_AFTER_FULL_MAX_S, RETRY_AFTER_FULL_S
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
 from handoffscope.collector.server import assemble
-from handoffscope.collector.settings import CollectorSettings
 from handoffscope.collector.store.duckdb_store import DuckDBStore
 
 PB = "application/x-protobuf"
@@ -47,7 +47,7 @@ class HeldStore(DuckDBStore):
 
 @pytest.fixture
 def parts(tmp_path):
-    settings = CollectorSettings(db=str(tmp_path / "bp.duckdb"), queue_batches=1, retention_days=0)
+    settings = CollectorConfig(db=str(tmp_path / "bp.duckdb"), queue_batches=1, retention_days=0)
     store = HeldStore(settings.db)
     engine = HealthEngine()
     engine.install(store.con)

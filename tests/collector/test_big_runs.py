@@ -19,10 +19,10 @@ import httpx
 import pytest
 from test_engine import NOW0, Collector, S, accept, request, span
 
+from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.evidence import Timeline, worst_timeline
 from handoffscope.collector.path_summary import fold, summarise
 from handoffscope.collector.server import assemble
-from handoffscope.collector.settings import CollectorSettings
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import worst
 
@@ -122,7 +122,7 @@ def big(tmp_path_factory: pytest.TempPathFactory):
     # A capped run: 60 handoffs into a collector that judges 50 per run.
     c.engine.max_handoffs_per_run = 50
     c.send(*_pending("capped", 60))
-    settings = CollectorSettings(db=str(db), retention_days=0, max_handoffs_per_run=50)
+    settings = CollectorConfig(db=str(db), retention_days=0, max_handoffs_per_run=50)
     parts = assemble(settings, c.store, c.engine)
     yield c, parts
     c.store.close()

@@ -843,7 +843,7 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path):
     from starlette.requests import Request
 
     from handoffscope.collector.api import QueryAPI
-    from handoffscope.collector.settings import CollectorSettings
+    from handoffscope.collector.config import CollectorConfig
 
     c = Collector(tmp_path / "windows.duckdb", grace_seconds=30, max_hot_handoffs=50)
     rng = random.Random(11)
@@ -858,7 +858,7 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path):
             rows.append(wait(run, "h", at=at + 2, deadline_in=rng.choice([-600, 900])))
     for i in range(0, len(rows), 40):
         c.send(*rows[i : i + 40])
-    api = QueryAPI(c.store, c.engine, CollectorSettings(grace_seconds=30))
+    api = QueryAPI(c.store, c.engine, CollectorConfig(grace_seconds=30))
     now = time.time_ns()
 
     def via_api(**params) -> dict:

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 from ingest_support import handoff_body
 
+from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.server import assemble
-from handoffscope.collector.settings import CollectorSettings
 from handoffscope.collector.store.duckdb_store import DuckDBStore
 
 PB = "application/x-protobuf"
@@ -28,7 +28,7 @@ def _body(run_id: str) -> bytes:
 
 
 def _open(db: Path):
-    settings = CollectorSettings(db=str(db), retention_days=0)
+    settings = CollectorConfig(db=str(db), retention_days=0)
     store = DuckDBStore(settings.db)
     engine = HealthEngine()
     engine.install(store.con)

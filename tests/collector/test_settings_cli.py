@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from handoffscope.collector.settings import (
+from handoffscope.collector.config import (
     SETTINGS,
-    CollectorSettings,
+    CollectorConfig,
     parse_args,
     render_markdown_table,
 )
@@ -37,7 +37,7 @@ def test_configuration_doc_is_the_rendered_table(doc_path: str) -> None:
 
 def test_design_flags_exist_with_their_defaults() -> None:
     defaults = parse_args([], environ={})
-    assert defaults == CollectorSettings()
+    assert defaults == CollectorConfig()
     assert (defaults.db, defaults.host, defaults.http_port, defaults.grpc_port) == (
         "./handoffscope.duckdb",
         "127.0.0.1",

@@ -6,6 +6,7 @@ argument handling is checked on the real parser, without starting a server.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from handoffscope.dashboard import cli
-from handoffscope.dashboard.settings import ENV_API, ENV_TOKEN, SETTINGS
+from handoffscope.dashboard.config import ENV_API, ENV_TOKEN, SETTINGS, render_markdown_table
 
 
 def test_help_lists_every_flag_with_its_env_var():
@@ -24,13 +25,15 @@ def test_help_lists_every_flag_with_its_env_var():
         check=True,
     ).stdout
     for s in SETTINGS:
-        assert s.flag in out and s.env in out
+        assert s.env_var in out
+        if s.flag:
+            assert s.flag in out
     assert ENV_TOKEN in out
 
 
 def test_flags_fall_back_to_env_then_default(monkeypatch):
     for s in SETTINGS:
-        monkeypatch.delenv(s.env, raising=False)
+        monkeypatch.delenv(s.env_var, raising=False)
     args = cli.build_parser().parse_args([])
     assert (args.api, args.port, args.host) == ("http://127.0.0.1:4318", 8501, "127.0.0.1")
 
@@ -73,8 +76,15 @@ def test_streamlit_command_is_headless_bound_and_passes_api_and_token_by_env(mon
 
 def test_every_setting_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "dashboard.md").read_text()
+    block = re.search(
+        r"<!-- dashboard-settings:begin -->\n(.*?)<!-- dashboard-settings:end -->", doc, re.S
+    )
+    assert block, "docs/dashboard.md lost its dashboard-settings markers"
+    assert block.group(1) == render_markdown_table()
     for s in SETTINGS:
-        assert f"`{s.flag}`" in doc and f"`{s.env}`" in doc and s.default in doc, s.name
+        assert f"`{s.env_var}`" in doc and s.shown_default in doc, s.name
+        if s.flag:
+            assert f"`{s.flag}`" in doc, s.name
     assert f"`{ENV_TOKEN}`" in doc
 
 

@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 
 from handoffscope import demo
-from handoffscope.collector.settings import CollectorSettings
+from handoffscope.collector.config import CollectorConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +54,7 @@ def test_demo_says_which_port_is_taken_and_how_to_choose_another() -> None:
 
 def test_one_grace_default_for_collector_demo_and_docs(monkeypatch) -> None:
     monkeypatch.delenv("HANDOFFSCOPE_GRACE_SECONDS", raising=False)
-    grace = CollectorSettings.grace_seconds
+    grace = CollectorConfig.grace_seconds
     assert demo.parser().parse_args([]).grace_seconds == grace
     readme = (ROOT / "README.md").read_text()
     stated = {float(s) for s in re.findall(r"grace window \((\d+(?:\.\d+)?) s\)", readme)}

@@ -40,7 +40,7 @@ def test_services_and_images() -> None:
 
 
 def test_commands_use_real_cli_flags() -> None:
-    from handoffscope.collector.settings import SETTINGS
+    from handoffscope.collector.config import SETTINGS
 
     flags = {s.flag for s in SETTINGS}
     cmd = compose()["services"]["collector"]["command"]

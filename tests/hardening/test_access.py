@@ -147,7 +147,7 @@ def test_dashboard_works_with_the_token_and_refuses_without(
 ) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from handoffscope.dashboard.settings import ENV_API, ENV_TOKEN
+    from handoffscope.dashboard.config import ENV_API, ENV_TOKEN
 
     assert guarded.post_traces(body("run-dashboard")).status_code == 200
     monkeypatch.setenv(ENV_API, guarded.http_endpoint)

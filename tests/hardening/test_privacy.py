@@ -311,7 +311,7 @@ def test_dashboard_shows_no_content_but_shows_the_drops(
     pytest.importorskip("streamlit")
     from streamlit.testing.v1 import AppTest
 
-    from handoffscope.dashboard.settings import ENV_API, ENV_TOKEN
+    from handoffscope.dashboard.config import ENV_API, ENV_TOKEN
 
     flood(collector, otlp_sender_factory)
     monkeypatch.setenv(ENV_API, collector.http_endpoint)

@@ -1,6 +1,6 @@
 """One collector process: store, health engine, writer, both receivers, the HTTP app.
 
-`run(settings)` opens the DuckDB file (applying schema steps), installs and loads the
+`run(config)` opens the DuckDB file (applying schema steps), installs and loads the
 health engine, starts the writer thread, the judge thread (verdicts behind the
 acknowledgement, `judge.py`), the OTLP/gRPC server and the HTTP server (uvicorn +
 Starlette) that serves, on one port:
@@ -48,6 +48,7 @@ from starlette.routing import Route
 from handoffscope.collector import connections, lograte
 from handoffscope.collector.api import api_routes
 from handoffscope.collector.auth import BearerAuth
+from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
@@ -60,7 +61,6 @@ from handoffscope.collector.processor.allowlist import REFUSAL_SENTENCES, Allowl
 from handoffscope.collector.receiver import otlp_http
 from handoffscope.collector.receiver.export import COMMIT_TIMEOUT_S, ExportHandler
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
-from handoffscope.collector.settings import CollectorSettings
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.writer import Writer
 from handoffscope.instrumentation import semconv as sc
@@ -81,7 +81,7 @@ GRPC_GRACE_S = COMMIT_TIMEOUT_S
 class Collector:
     """The parts of one collector around a store and an engine (not started yet)."""
 
-    settings: CollectorSettings
+    config: CollectorConfig
     store: DuckDBStore
     engine: object
     metrics: Metrics
@@ -96,34 +96,32 @@ class Collector:
     """`--max-grpc-connections`, lowered with the HTTP cap to fit the fd limit."""
 
 
-def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collector:
+def assemble(config: CollectorConfig, store: DuckDBStore, engine) -> Collector:
     """Wire metrics, writer, receivers' handler and the HTTP app; start nothing."""
-    metrics = Metrics(max_services=settings.metrics_max_services)
+    metrics = Metrics(max_services=config.metrics_max_services)
     metrics.engine_stats = lambda: dict(getattr(engine, "stats", {}))
-    judge = Judge(store, engine, retention_days=settings.retention_days)
+    judge = Judge(store, engine, retention_days=config.retention_days)
     metrics.judge_lag = lambda: (judge.lag_seconds(), judge.pending_commits)
     writer = Writer(
         store,
         judge,
         metrics,
-        queue_batches=settings.queue_batches,
-        retention_days=settings.retention_days,
+        queue_batches=config.queue_batches,
+        retention_days=config.retention_days,
     )
     handler = ExportHandler(
-        Allowlist(max_clock_skew_s=settings.max_clock_skew_seconds), writer, metrics
+        Allowlist(max_clock_skew_s=config.max_clock_skew_seconds), writer, metrics
     )
-    http_cap, grpc_cap = connections.fd_bounded(
-        settings.max_connections, settings.max_grpc_connections
-    )
+    http_cap, grpc_cap = connections.fd_bounded(config.max_connections, config.max_grpc_connections)
     limits = connections.ConnectionLimits(
         metrics=metrics,
         max_connections=http_cap,
-        idle_timeout_s=settings.idle_timeout_seconds,
-        header_timeout_s=settings.header_timeout_seconds,
-        body_timeout_s=settings.body_timeout_seconds,
-        max_header_bytes=settings.max_header_bytes,
-        inflight=connections.InflightBytes(settings.max_inflight_bytes),
-        head_inflight=connections.InflightBytes(settings.max_inflight_bytes),
+        idle_timeout_s=config.idle_timeout_seconds,
+        header_timeout_s=config.header_timeout_seconds,
+        body_timeout_s=config.body_timeout_seconds,
+        max_header_bytes=config.max_header_bytes,
+        inflight=connections.InflightBytes(config.max_inflight_bytes),
+        head_inflight=connections.InflightBytes(config.max_inflight_bytes),
     )
     metrics.refusal_reasons = tuple(REFUSAL_SENTENCES)
     metrics.close_reasons = connections.REASONS
@@ -131,8 +129,8 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
     metrics.inflight_bytes = lambda: limits.inflight.used + limits.head_inflight.used
     receiver = otlp_http.OTLPHTTPReceiver(
         handler,
-        max_body_bytes=settings.max_body_bytes,
-        token=settings.token,
+        max_body_bytes=config.max_body_bytes,
+        token=config.token,
         inflight=limits.inflight,
     )
 
@@ -160,7 +158,7 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
             status_code=200 if ok else 503,
         )
 
-    health = HealthMetrics(store, grace_seconds=settings.grace_seconds, top=settings.metrics_top)
+    health = HealthMetrics(store, grace_seconds=config.grace_seconds, top=config.metrics_top)
     metrics.families.append(health.render)
 
     async def metrics_text(request: Request) -> Response:
@@ -173,7 +171,7 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         Route(otlp_http.PATH, receiver.export, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics_text, methods=["GET"]),
-        *api_routes(store, engine, settings),
+        *api_routes(store, engine, config),
     ]
     app = Starlette(
         routes=routes,
@@ -182,9 +180,9 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         # The path is not echoed back: it is the caller's input, not ours to repeat.
         exception_handlers={404: _json_error, 405: _json_error},
     )
-    guarded = BearerAuth(app, settings.token) if settings.token else app
+    guarded = BearerAuth(app, config.token) if config.token else app
     return Collector(
-        settings=settings,
+        config=config,
         store=store,
         engine=engine,
         metrics=metrics,
@@ -193,7 +191,7 @@ def assemble(settings: CollectorSettings, store: DuckDBStore, engine) -> Collect
         handler=handler,
         # The Host check comes first: a rebinding page must not even learn whether its
         # guess at the token was right.
-        app=AllowedHosts(guarded, settings.host_names),
+        app=AllowedHosts(guarded, config.host_names),
         limits=limits,
         grpc_max_connections=grpc_cap,
     )
@@ -260,24 +258,24 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
-def run(settings: CollectorSettings) -> int:
+def run(config: CollectorConfig) -> int:
     """Run the collector until SIGTERM / Ctrl-C; return the process exit code."""
     try:
-        routing = load_routing(settings)
+        routing = load_routing(config)
     except RoutingError as exc:
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
     try:
-        store = DuckDBStore(settings.db, memory_limit=settings.memory_limit or None)
+        store = DuckDBStore(config.db, memory_limit=config.memory_limit or None)
     except StoreError as exc:
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
 
     engine = HealthEngine(
-        grace_seconds=settings.grace_seconds,
-        retention_days=settings.retention_days,
-        require_outcome=settings.require_outcome,
-        max_handoffs_per_run=settings.max_handoffs_per_run,
+        grace_seconds=config.grace_seconds,
+        retention_days=config.retention_days,
+        require_outcome=config.require_outcome,
+        max_handoffs_per_run=config.max_handoffs_per_run,
     )
     writer: Writer | None = None
     judge: Judge | None = None
@@ -291,7 +289,7 @@ def run(settings: CollectorSettings) -> int:
         pa.array([], pa.string())
         engine.install(store.con)
         engine.load(store.con)
-        parts = assemble(settings, store, engine)
+        parts = assemble(config, store, engine)
         writer = parts.writer
         judge = parts.judge
         writer.start()
@@ -300,24 +298,24 @@ def run(settings: CollectorSettings) -> int:
             notifier = Notifier(
                 store,
                 routing,
-                grace_seconds=settings.grace_seconds,
-                stuck_factor=settings.notify_stuck_factor,
-                dashboard_url=settings.dashboard_url,
-                poll_seconds=settings.notify_poll_seconds,
-                retention_days=settings.retention_days,
+                grace_seconds=config.grace_seconds,
+                stuck_factor=config.notify_stuck_factor,
+                dashboard_url=config.dashboard_url,
+                poll_seconds=config.notify_poll_seconds,
+                retention_days=config.retention_days,
             )
             notifier.start()
             parts.metrics.families.append(notifier.render)
         grpc_server, grpc_port = start_grpc_server(
-            OTLPGRPCReceiver(parts.handler, token=settings.token),
-            settings.host,
-            settings.grpc_port,
-            max_message_bytes=settings.max_body_bytes,
+            OTLPGRPCReceiver(parts.handler, token=config.token),
+            config.host,
+            config.grpc_port,
+            max_message_bytes=config.max_body_bytes,
             max_connections=parts.grpc_max_connections,
-            handshake_timeout_s=settings.header_timeout_seconds,
-            max_metadata_bytes=settings.max_header_bytes,
+            handshake_timeout_s=config.header_timeout_seconds,
+            max_metadata_bytes=config.max_header_bytes,
         )
-        http_sock = _bind(settings.host, settings.http_port)
+        http_sock = _bind(config.host, config.http_port)
         http_port = http_sock.getsockname()[1]
         lograte.install()
         server = _Server(
@@ -329,21 +327,21 @@ def run(settings: CollectorSettings) -> int:
                 # No logging config of uvicorn's own: its loggers propagate to ours, which
                 # carry the rate limit (lograte.py).
                 log_config=None,
-                log_level="warning" if settings.log_level == "info" else settings.log_level,
+                log_level="warning" if config.log_level == "info" else config.log_level,
                 access_log=False,
                 server_header=False,
-                timeout_keep_alive=settings.idle_timeout_seconds,  # type: ignore[arg-type]
+                timeout_keep_alive=config.idle_timeout_seconds,  # type: ignore[arg-type]
                 # Not limit_concurrency: see connections.py (idle connections would make
                 # /healthz answer 503); the cap is --max-connections.
                 timeout_graceful_shutdown=int(COMMIT_TIMEOUT_S) + 5,
             )
         )
-        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        host = f"[{config.host}]" if ":" in config.host else config.host
         grpc_stopped: list[threading.Event] = []
         server.on_started = lambda: _say(
             f"handoffscope collector ready: http=http://{host}:{http_port} "
             f"grpc={host}:{grpc_port} db={store.path.resolve()} "
-            f"auth={'on' if settings.auth else 'off'} spans={writer.spans_stored} "
+            f"auth={'on' if config.auth else 'off'} spans={writer.spans_stored} "
             f"notify={len(routing.destinations)} "
             f"(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
             f"Ctrl-C or SIGTERM to stop)"

@@ -24,32 +24,31 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from handoffscope.dashboard.settings import ENV_API, ENV_TOKEN, SETTINGS
+from handoffscope.dashboard.config import ENV_API, ENV_TOKEN, DashboardConfig
+from handoffscope.instrumentation import options
 
 APP = Path(__file__).with_name("app.py")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    return options.build_parser(
+        DashboardConfig,
         prog="handoffscope dashboard",
         description=(
             "Start the handoffscope dashboard (Streamlit) reading from a collector's query API. "
             f"Set {ENV_TOKEN} when the collector requires a bearer token."
         ),
+        environ=environ,
     )
-    for s in SETTINGS:
-        default = os.environ.get(s.env, s.default)
-        parser.add_argument(
-            s.flag,
-            dest=s.name,
-            type=s.type,
-            default=default,  # argparse converts a string default with `type`, and reports a bad one
-            help=f"{s.help} (env {s.env}, default {s.default})",
-        )
-    return parser
+
+
+def parse_args(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> DashboardConfig:
+    return options.parse(DashboardConfig, build_parser(environ), argv, environ)
 
 
 def allowed_hosts(names: str, host: str) -> list[str]:
@@ -93,7 +92,7 @@ def streamlit_command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     if not args.api.startswith(("http://", "https://")):
         print(
             f"handoffscope dashboard: --api must be an http(s) URL, got {args.api!r}",

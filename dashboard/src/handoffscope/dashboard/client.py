@@ -32,7 +32,7 @@ import httpx
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard.settings import DEFAULT_API, ENV_API, ENV_TOKEN
+from handoffscope.dashboard.config import DEFAULT_API, ENV_API, ENV_TOKEN
 
 LIVE_TTL_SECONDS = 2
 """Below the live board's refresh period, so each refresh shows new data."""

@@ -1,0 +1,293 @@
+"""Every option of `handoffscope collector`, declared once (`handoffscope.instrumentation.options`).
+
+Each field of `CollectorConfig` is one option: its name, type, default, help, flag
+(`--<name>`) and environment variable (`HANDOFFSCOPE_<NAME>`). The flag wins over the
+variable, the variable over the default. `docs/configuration.md` and the README carry the
+table `render_markdown_table()` prints, and a test keeps them equal — so adding a field here
+is the whole job of documenting it (regenerate with `python -m handoffscope.collector.config`).
+
+`HANDOFFSCOPE_TOKEN`, `HANDOFFSCOPE_NOTIFY_SECRET` and `HANDOFFSCOPE_NOTIFY_TOKEN` have
+no flag on purpose: a secret on the command line is visible to every user of the machine
+through `ps`.
+
+A repeatable option (`--notify URL`) is given once per value on the command line; its
+environment variable holds the values separated by whitespace (URLs cannot contain any).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from handoffscope.instrumentation import options
+from handoffscope.instrumentation.options import (
+    hosts,
+    non_negative_float,
+    option,
+    optional_url,
+    port,
+    positive_float,
+    positive_int,
+    url,
+)
+
+MIB = 1024 * 1024
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ValueError(f"must be debug, info, warning or error, got {text!r}")
+    return level
+
+
+def _service_list(text: str) -> tuple[str, ...]:
+    names = tuple(sorted({n.strip() for n in text.split(",") if n.strip()}))
+    for n in names:
+        if len(n) > 128:
+            raise ValueError(f"service names are at most 128 characters, got {n[:40]!r}...")
+    return names
+
+
+@dataclass(frozen=True)
+class CollectorConfig:
+    """What the collector runs with; built by `parse_args`, passed to every part."""
+
+    db: str = option(
+        "./handoffscope.duckdb",
+        "DuckDB file the collector owns (created if absent).",
+        metavar="PATH",
+    )
+    host: str = option(
+        "127.0.0.1",
+        "Address both receivers and the query API bind to.",
+        metavar="ADDRESS",
+    )
+    http_port: int = option(
+        4318,
+        "OTLP/HTTP receiver, query API, /healthz and /metrics (0 picks a free port).",
+        type=port,
+        metavar="PORT",
+    )
+    grpc_port: int = option(
+        4317,
+        "OTLP/gRPC receiver (0 picks a free port).",
+        type=port,
+        metavar="PORT",
+    )
+    grace_seconds: float = option(
+        30.0,
+        "How long a handoff may wait for admission before it counts as destination_not_started.",
+        type=non_negative_float,
+        metavar="SECONDS",
+    )
+    require_outcome: tuple[str, ...] = option(
+        (),
+        "Services whose completed runs must be proven by a verifier, comma-separated (`*`: all). Any other service is expected to verify once it has reported an outcome; until then its completed runs are `unverified`, not `false_complete`.",
+        type=_service_list,
+        metavar="SERVICES",
+    )
+    max_handoffs_per_run: int = option(
+        10_000,
+        "Handoffs (and delegations) judged per run. Evidence of further handoffs of that run is refused by the judge (spans stay stored), counted in handoffscope_engine_handoff_spans_over_cap_total, and the run is marked `handoffs_capped` in the query API.",
+        type=positive_int,
+        metavar="N",
+    )
+    retention_days: float = option(
+        30.0,
+        "Delete spans that ended longer ago than this (checked at start and hourly; 0 keeps everything).",
+        type=non_negative_float,
+        metavar="DAYS",
+    )
+    max_body_bytes: int = option(
+        16 * MIB,
+        "Largest export accepted, before and after decompression (413 above; gRPC: RESOURCE_EXHAUSTED).",
+        type=positive_int,
+        metavar="BYTES",
+    )
+    queue_batches: int = option(
+        64,
+        "Exports waiting for the writer; beyond this the receivers answer 429 / RESOURCE_EXHAUSTED with Retry-After.",
+        type=positive_int,
+        metavar="N",
+    )
+    memory_limit: str = option(
+        "160MB",
+        "DuckDB buffer memory limit (DuckDB syntax, e.g. 256MB, 1GB); larger work spills to disk. The default keeps the whole process under ~400 MB RSS (DESIGN §6).",
+        metavar="SIZE",
+    )
+    max_inflight_bytes: int = option(
+        64 * MIB,
+        "Request body bytes read at once over all HTTP connections (header bytes get a budget of the same size of their own); a request beyond it gets 429 with Retry-After (at least --max-body-bytes).",
+        type=positive_int,
+        metavar="BYTES",
+    )
+    max_header_bytes: int = option(
+        32 * 1024,
+        "Largest HTTP request line plus headers (431 above).",
+        type=positive_int,
+        metavar="BYTES",
+    )
+    max_connections: int = option(
+        10_000,
+        "HTTP connections open at once (lowered to the file-descriptor limit minus 512, or to half of it). At the cap the oldest connection with no request in progress is closed to admit a new one; with none, 503 with Retry-After.",
+        type=positive_int,
+        metavar="N",
+    )
+    max_grpc_connections: int = option(
+        1024,
+        "OTLP/gRPC connections open at once (lowered to a quarter of the file-descriptor budget it shares with HTTP); beyond it a new connection is closed at once and the exporter retries. A connection that has not finished its HTTP/2 setup within --header-timeout-seconds is closed, and one with no call for 5 minutes is sent GOAWAY.",
+        type=positive_int,
+        metavar="N",
+    )
+    idle_timeout_seconds: float = option(
+        5.0,
+        "An HTTP connection (new or kept alive) that starts no request for this long is closed.",
+        type=positive_float,
+        metavar="SECONDS",
+    )
+    header_timeout_seconds: float = option(
+        10.0,
+        "Request line and headers must be complete this long after their first byte (408 and close).",
+        type=positive_float,
+        metavar="SECONDS",
+    )
+    body_timeout_seconds: float = option(
+        30.0,
+        "A request body must be complete this long after its headers (408 and close).",
+        type=positive_float,
+        metavar="SECONDS",
+    )
+    allowed_hosts: str = option(
+        "localhost,127.0.0.1,::1",
+        "Comma-separated Host header names the HTTP port answers (port ignored; `*.example.com` matches subdomains, `*` any); others get 400 — protection against DNS rebinding. A specific --host address is allowed as well.",
+        type=hosts,
+        metavar="HOSTS",
+    )
+    max_clock_skew_seconds: float = option(
+        86_400.0,
+        "Spans dated more than this ahead of the collector's clock (or before 2000-01-01) are refused through partial_success, the rest of the export kept.",
+        type=non_negative_float,
+        metavar="SECONDS",
+    )
+    metrics_max_services: int = option(
+        50,
+        'Services with their own handoffscope_attributes_dropped_total series on /metrics (those with most drops); the others are summed under service="(other)".',
+        type=positive_int,
+        metavar="N",
+    )
+    log_level: str = option(
+        "info",
+        "debug, info, warning or error.",
+        type=_log_level,
+        metavar="LEVEL",
+    )
+    metrics_top: int = option(
+        20,
+        "Health metrics on /metrics label at most this many services and this many edges (the busiest); the rest are summed under `other`.",
+        type=positive_int,
+        metavar="N",
+    )
+    notify: tuple[str, ...] = option(
+        (),
+        "Webhook that receives every notification event as JSON (repeatable). Add `#format=slack` for a Slack-compatible body; docs/alerts.md lists the other options.",
+        type=url,
+        metavar="URL",
+        repeatable=True,
+    )
+    notify_config: str = option(
+        "",
+        "JSON file of notification destinations and routes by owner, service and event (docs/alerts.md).",
+        metavar="PATH",
+    )
+    notify_poll_seconds: float = option(
+        2.0,
+        "How often the notifier reads the derived tables for new events.",
+        type=non_negative_float,
+        metavar="SECONDS",
+    )
+    notify_stuck_factor: float = option(
+        3.0,
+        "A run in flight silent for longer than this many grace windows is notified as `run_stuck`.",
+        type=non_negative_float,
+        metavar="N",
+    )
+    dashboard_url: str = option(
+        "",
+        "Base URL of the dashboard; notifications link to `<URL>/run_detail?run_id=<id>` (no link when unset).",
+        type=optional_url,
+        metavar="URL",
+    )
+    token: str = option(
+        "",
+        "Bearer token; when set, /v1/traces, gRPC Export, /metrics and /api/v1/* require `Authorization: Bearer <token>` (/healthz stays open).",
+        flag=None,
+    )
+    notify_secret: str = option(
+        "",
+        "Key for the `X-Handoffscope-Signature-256` header (HMAC-SHA256 of the body) on `--notify` posts.",
+        flag=None,
+    )
+    notify_token: str = option(
+        "",
+        "Bearer token sent as `Authorization: Bearer <token>` on `--notify` posts.",
+        flag=None,
+    )
+
+    @property
+    def notifying(self) -> bool:
+        return bool(self.notify or self.notify_config)
+
+    @property
+    def auth(self) -> bool:
+        return bool(self.token)
+
+    @property
+    def host_names(self) -> list[str]:
+        """`--allowed-hosts` as a list, plus the bound address when it names one host."""
+        names = [h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()]
+        if self.host not in ("0.0.0.0", "::", "") and self.host.lower() not in names:
+            names.append(self.host.lower())
+        return names
+
+
+SETTINGS = options.options_of(CollectorConfig)
+"""The options, in field order (docs tables, `--help`, the compose file's test)."""
+
+DESCRIPTION = (
+    "Receive OTLP evidence spans (HTTP protobuf/JSON and gRPC), keep only the "
+    "handoff contract's attributes, store them in one DuckDB file, judge every "
+    "handoff and run, and serve the query API. Every flag also reads the "
+    "environment variable shown beside it."
+)
+
+
+def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The `handoffscope collector` parser; defaults come from `environ` when set there."""
+    return options.build_parser(
+        CollectorConfig, prog="handoffscope collector", description=DESCRIPTION, environ=environ
+    )
+
+
+def parse_args(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> CollectorConfig:
+    parser = build_parser(environ)
+    config = options.parse(CollectorConfig, parser, argv, environ)
+    if config.max_inflight_bytes < config.max_body_bytes:
+        parser.error(
+            f"--max-inflight-bytes ({config.max_inflight_bytes}) must be at least "
+            f"--max-body-bytes ({config.max_body_bytes}), or no export of the largest "
+            "accepted size could ever be read"
+        )
+    return config
+
+
+def render_markdown_table() -> str:
+    """The options table of docs/configuration.md and the README."""
+    return options.markdown_table(CollectorConfig)
+
+
+if __name__ == "__main__":
+    print(render_markdown_table(), end="")
