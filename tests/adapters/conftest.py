@@ -8,7 +8,6 @@ OTLP/HTTP exporter to the real collector subprocess (`collector`, tests/conftest
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -49,29 +48,8 @@ def otlp_provider(collector: Any) -> Iterator[TracerProvider]:
 
 @pytest.fixture
 def fetch_run(collector: Any) -> Callable[..., dict[str, Any]]:
-    """`fetch_run(run_id, until=lambda run: ...)`: GET /api/v1/runs/{id} until `until` holds.
-
-    Waiting is not a timing assertion: export is asynchronous, so we poll until the
-    evidence is there (or give up after `timeout` s and return the last answer, letting
-    the test's own assertions say what is missing).
-    """
-
-    def fetch(
-        run_id: str,
-        until: Callable[[dict[str, Any]], bool] = lambda run: True,
-        timeout: float = 60.0,
-    ) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while True:
-            try:
-                last = collector.api(f"/api/v1/runs/{run_id}")
-            except Exception as exc:  # 404 until the first span is stored
-                last = {"error": repr(exc)}
-            if isinstance(last, dict) and "handoffs" in last and until(last):
-                return last
-            if time.monotonic() > deadline:
-                return last
-            time.sleep(0.1)
-
-    return fetch
+    """`fetch_run(run_id, until=lambda run: ...)`: the collector's run once `until` holds
+    (support.collector.CollectorProcess.run: export is asynchronous, so it polls, and after
+    `timeout` s returns the last answer, letting the test's own assertions say what is
+    missing)."""
+    return collector.run

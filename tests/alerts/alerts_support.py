@@ -5,8 +5,8 @@
   `Receiver(answers=[500, 500])` answers 500 twice, then 200; `"hang"` holds the
   request open longer than any notify timeout the tests set, then answers 200.
 - `Evidence(sender, run_id, t0)`: evidence spans of one run with times relative to `t0`.
-- `until(fetch, ok, timeout)`: the one way to wait for something the collector does on
-  its own time (poll, never sleep-and-hope).
+- `until(fetch, ok, timeout=...)`: support.polling.eventually, under the name these tests
+  read best with: wait for something the collector does on its own time.
 - `need_binary(name)`: the path of a Debian binary (promtool, prometheus…); a missing one
   skips on a workstation and FAILS under CI (`CI` set), which installs them (.ci/run).
 """
@@ -20,29 +20,17 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from support.polling import eventually as until  # noqa: F401  (re-exported for the tests here)
 
 from handoffscope.instrumentation import semconv as sc
 
 S = 10**9
 HANG_S = 3.0
-
-
-def until(fetch: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 60.0) -> Any:
-    """Poll `fetch` until `ok` holds; fail the test with the last answer otherwise."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = fetch()
-        if ok(got):
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s; last: {got!r}"[:4000])
-        time.sleep(0.2)
 
 
 def need_binary(name: str) -> str:

@@ -1,7 +1,8 @@
 """Fixtures for the dashboard tests: real collectors, empty or seeded with real spans.
 
-The collector is the real process of tests/conftest.py (`CollectorProcess`: `python -m
-handoffscope.collector` on free ports with its own DuckDB file); the seed is sent with the
+The collector is the real process of support.collector (`CollectorProcess`: `python -m
+handoffscope.collector` on free ports with its own DuckDB file, started by the root
+conftest's `module_collector_factory`); the seed is sent with the
 real OTLP exporter (`dashboard_support.seed`). The pages only read, so one seeded
 collector serves a whole test module, a second one stays empty, and a third requires a
 token. For the browser tests: `chromium_path` (Debian's Chromium, or a skip — a failure
@@ -16,7 +17,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,85 +36,67 @@ from dashboard_support import (
     seed,
     wait_http,
 )
+from support.polling import eventually
 
 TOKEN = "dashboard-test-token"
 VISIBLE_TIMEOUT_S = 30.0
-
-
-def _collector_process(request: pytest.FixtureRequest) -> type:
-    """`CollectorProcess` from tests/conftest.py.
-
-    Its `collector_factory` fixture is function-scoped; these fixtures are module-scoped
-    (start and seed once, read many times), so they build the process themselves. Every
-    folder's conftest is imported under the module name "conftest", so the class is
-    fetched from the plugin pytest registered for that file, not by import.
-    """
-    root_conftest = Path(__file__).resolve().parents[1] / "conftest.py"
-    plugin = request.config.pluginmanager.get_plugin(str(root_conftest))
-    assert plugin is not None and hasattr(plugin, "CollectorProcess"), "tests/conftest.py changed"
-    return plugin.CollectorProcess
-
-
-def _start(request: pytest.FixtureRequest, folder: Path, env: dict[str, str] | None = None) -> Any:
-    proc = _collector_process(request)(folder, env=env)
-    proc.start()
-    request.addfinalizer(lambda: proc.stop() if proc.running else None)
-    return proc
 
 
 def _wait_visible(api: str, run_ids: tuple[str, ...], token: str | None = None) -> None:
     """Wait until the query API lists the seeded runs (export → visible is asynchronous
     only by the writer's commit; this is readiness, not a timing assertion)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    deadline = time.monotonic() + VISIBLE_TIMEOUT_S
-    seen: set[str] = set()
-    while time.monotonic() < deadline:
+
+    def listed() -> set[str]:
         body = httpx.get(
             f"{api}/api/v1/runs", params={"since": 0, "limit": 1000}, headers=headers, timeout=10
         ).json()
-        seen = {r["run_id"] for r in body.get("runs", [])}
-        if all(any(s.startswith(r) for s in seen) for r in run_ids):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"seeded runs not visible through the API; saw {sorted(seen)}")
+        return {r["run_id"] for r in body.get("runs", [])}
+
+    eventually(
+        listed,
+        lambda seen: all(any(s.startswith(r) for s in seen) for r in run_ids),
+        timeout=VISIBLE_TIMEOUT_S,
+        what="seeded runs visible through the API",
+    )
 
 
 @pytest.fixture(scope="module")
-def seeded_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+def seeded_api(module_collector_factory: Any) -> str:
     """URL of a real collector holding the dashboard scenario (one run of every kind)."""
-    proc = _start(request, tmp_path_factory.mktemp("seeded"))
+    proc = module_collector_factory()
     seed(proc.http_endpoint)
     _wait_visible(proc.http_endpoint, (RUN_ROUTE, RUN_LAST_WEEK))
     return proc.http_endpoint
 
 
 @pytest.fixture(scope="module")
-def board_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+def board_api(module_collector_factory: Any) -> str:
     """URL of a real collector holding the board scenario (seed_board: >100 open waits at
     run and handoff level, runs stuck for longer than the live window), seeded once."""
     from seed_board import SEARCH_RUN, seed_board
 
-    proc = _start(request, tmp_path_factory.mktemp("board"))
+    proc = module_collector_factory()
     seed_board(proc.http_endpoint)
     _wait_visible(proc.http_endpoint, ("board-stuck-old-", "board-wait-r-", SEARCH_RUN))
     return proc.http_endpoint
 
 
 @pytest.fixture(scope="module")
-def flow_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+def flow_api(module_collector_factory: Any) -> str:
     """URL of a real collector holding the 20-agent control-flow scenario (a cycle, a
     self-loop, an undeclared route, refusals)."""
-    proc = _start(request, tmp_path_factory.mktemp("flow"))
+    proc = module_collector_factory()
     seed(proc.http_endpoint, build=build_flow_scenario, services=(FLOW_SERVICE,))
     _wait_visible(proc.http_endpoint, ("flow-",))
     return proc.http_endpoint
 
 
 @pytest.fixture(scope="module")
-def big_run_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+def big_run_api(module_collector_factory: Any) -> str:
     """URL of a real collector holding one run of 10,000 handoffs (dashboard_support.RUN_BIG),
     sent in one export by the real OTLP exporter and judged by the collector."""
-    proc = _start(request, tmp_path_factory.mktemp("big"))
+    proc = module_collector_factory()
     seed(proc.http_endpoint, build=build_big_run, services=(BILLING,))
     _wait_visible(proc.http_endpoint, (RUN_BIG,))
     proc.judged()
@@ -122,17 +104,15 @@ def big_run_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 
 
 @pytest.fixture(scope="module")
-def empty_api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+def empty_api(module_collector_factory: Any) -> str:
     """URL of a real collector that has stored nothing."""
-    return _start(request, tmp_path_factory.mktemp("empty")).http_endpoint
+    return module_collector_factory().http_endpoint
 
 
 @pytest.fixture(scope="module")
-def token_api(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[str, str]:
+def token_api(module_collector_factory: Any) -> tuple[str, str]:
     """(URL, token) of a real, seeded collector that requires `Authorization: Bearer <token>`."""
-    proc = _start(request, tmp_path_factory.mktemp("token"), env={"HANDOFFSCOPE_TOKEN": TOKEN})
+    proc = module_collector_factory(env={"HANDOFFSCOPE_TOKEN": TOKEN})
     seed(proc.http_endpoint, token=TOKEN)
     _wait_visible(proc.http_endpoint, (RUN_ROUTE,), token=TOKEN)
     return proc.http_endpoint, TOKEN

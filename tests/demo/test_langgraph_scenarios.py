@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from demo_support import poll
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -91,7 +90,7 @@ def test_every_kind_reaches_its_verdict_through_the_collector(
             )
 
         def run(run_id: str, until: Callable[[dict[str, Any]], bool] | None = None) -> Any:
-            return poll(lambda: collector.api(f"/api/v1/runs/{run_id}"), until or settled(run_id))
+            return collector.run(run_id, until or settled(run_id), timeout=20)
 
         got = run(due_soon)
         assert (got["verdict"], got["status"]) == (

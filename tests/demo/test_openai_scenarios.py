@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from agents.tracing import get_trace_provider, set_trace_processors
-from demo_support import poll
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -66,7 +65,7 @@ def test_every_kind_reaches_its_verdict_through_the_collector(
         threads = set(threading.enumerate())
 
         def run(run_id: str, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-            return poll(lambda: collector.api(f"/api/v1/runs/{run_id}"), until)
+            return collector.run(run_id, until, timeout=20)
 
         # As the live board first sees it: an approval due within the default window
         # (checked at once, while that deadline is still ahead).

@@ -15,11 +15,13 @@ expects of each scenario, whatever the source:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from agents_app import SENTINEL
-from conftest import assert_content_free, fetch_run, run_apps
+from foreign_support import run_apps
+from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -45,10 +47,10 @@ def seeded(module_collector: Any) -> dict[str, Any]:
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     for source in SOURCES:
         for scenario in SCENARIOS:
-            runs[(source, scenario)] = fetch_run(module_collector, apps[source][scenario], ended)
+            runs[(source, scenario)] = module_collector.run(apps[source][scenario], ended)
     mixed = apps["mixed"]
-    runs[("mixed", "foreign")] = fetch_run(module_collector, mixed["healthy"], ended)
-    runs[("mixed", "shim")] = fetch_run(module_collector, mixed["shim"]["healthy"], ended)
+    runs[("mixed", "foreign")] = module_collector.run(mixed["healthy"], ended)
+    runs[("mixed", "shim")] = module_collector.run(mixed["shim"]["healthy"], ended)
     drops = module_collector.api("/api/v1/drops")["drops"]
     metrics = module_collector.metrics_text()
     return {"apps": apps, "runs": runs, "drops": drops, "metrics": metrics}
@@ -146,4 +148,5 @@ def test_sentinel_reaches_no_answer_and_no_byte_of_the_store(
 ) -> None:
     """Last: it stops the collector. The sentinel WAS in the spans sent (capture on)."""
     assert all(app["sentinel_sent"] for app in seeded["apps"].values())
-    assert_content_free(module_collector, list(seeded["runs"].values()), SENTINEL)
+    answers = {f"run {key}": json.dumps(run) for key, run in seeded["runs"].items()}
+    assert_content_free(module_collector, SENTINEL, stored="billing", answers=answers)

@@ -1,20 +1,21 @@
 """Fixtures for the hardening suite (helpers live in hardening_support.py).
 
-The collector under test is the real process of tests/conftest.py. Added here: the servers
-the shim meets when its collector misbehaves (`fault_server`), a module-scoped variant of
-the shared collector factory (`module_collector_factory`), one whose collectors run with a
-lowered file-descriptor limit (`fd_limited_collector_factory`), and the shared conftest's
-real OTLP exporter builder (`otlp_exporter`).
+The collector under test is the real process of support.collector (the root conftest's
+`collector_factory` / `module_collector_factory`). Added here: the servers the shim meets
+when its collector misbehaves (`fault_server`), collectors that run with a lowered
+file-descriptor limit (`fd_limited_collector_factory`), and the real OTLP exporter builder
+as a fixture (`otlp_exporter`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+import support.collector as support_collector
 from hardening_support import FaultServer
+from support.collector import CollectorProcess
 
 
 @pytest.fixture
@@ -32,62 +33,20 @@ def fault_server() -> Iterator[Any]:
         server.__exit__(None, None, None)
 
 
-ROOT_CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
-
-
-def root_conftest(config: pytest.Config) -> Any:
-    """The module of tests/conftest.py as pytest loaded it (both files are modules named
-    `conftest`, so it cannot be imported by name)."""
-    return next(
-        plugin
-        for plugin in config.pluginmanager.get_plugins()
-        if Path(getattr(plugin, "__file__", "") or "") == ROOT_CONFTEST
-    )
-
-
-@pytest.fixture(scope="module")
-def module_collector_factory(
-    request: pytest.FixtureRequest, tmp_path_factory: Any
-) -> Iterator[Any]:
-    """`collector_factory` of tests/conftest.py, but its collectors live for the module.
-
-    Starting a collector costs seconds (imports, schema, engine load); tests that need no
-    clean file share one. Same `CollectorProcess` as the shared fixture.
-    """
-    root = root_conftest(request.config)
-    started: list[Any] = []
-
-    def start(env: Any = None, args: Any = ()) -> Any:
-        proc = root.CollectorProcess(tmp_path_factory.mktemp("collector"), env=env, args=args)
-        started.append(proc)
-        return proc.start()
-
-    yield start
-    for proc in started:
-        if proc.running:
-            try:
-                proc.stop()
-            except RuntimeError:
-                proc.kill()
+@pytest.fixture
+def otlp_exporter() -> Any:
+    """`otlp_exporter(collector, protocol, timeout=...)`: the real OTLP exporters, configured
+    as every other suite configures them (support.collector)."""
+    return support_collector.otlp_exporter
 
 
 @pytest.fixture
-def otlp_exporter(request: pytest.FixtureRequest) -> Any:
-    """`otlp_exporter(collector, protocol, timeout=...)` of tests/conftest.py: the real OTLP
-    exporters, configured as every other suite configures them."""
-    return root_conftest(request.config).otlp_exporter
-
-
-@pytest.fixture
-def fd_limited_collector_factory(
-    request: pytest.FixtureRequest, tmp_path_factory: Any
-) -> Iterator[Any]:
+def fd_limited_collector_factory(tmp_path_factory: Any) -> Iterator[Any]:
     """`start(nofile, args=())`: the real collector under `prlimit --nofile=N:N`, so a test
     can exhaust its descriptors with a few thousand connections instead of the machine's
     20,000 (which the test process itself could not open beside its own)."""
-    root = root_conftest(request.config)
 
-    class Limited(root.CollectorProcess):
+    class Limited(CollectorProcess):
         nofile = 0
 
         def command(self) -> list[str]:
@@ -103,8 +62,4 @@ def fd_limited_collector_factory(
 
     yield start
     for proc in started:
-        if proc.running:
-            try:
-                proc.stop()
-            except RuntimeError:
-                proc.kill()
+        proc.close()

@@ -11,7 +11,6 @@ tests/conftest.py; nothing here stands in for it. What this module adds:
   its collector misbehaves; `closed_port_url()` for a collector that is down;
 - `stored_keys(db_path)`: the (trace_id, span_id) rows of the collector's file, read with
   DuckDB once the collector has stopped (DuckDB is single-writer across processes);
-- `eventually(fetch, until, timeout)`: the one way these tests wait for a state.
 """
 
 from __future__ import annotations
@@ -171,19 +170,6 @@ def to_otlp_json(request: ExportTraceServiceRequest) -> bytes:
 
 
 # --- waiting -------------------------------------------------------------------------------
-
-
-def eventually(fetch: Any, until: Any, timeout: float = 60.0, every: float = 0.2) -> Any:
-    """Call `fetch()` until `until(value)` holds; return that value, or fail after
-    `timeout` seconds with the last value seen (a bound on waiting, not a measurement)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if until(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still not there after {timeout} s: {value!r}")
-        time.sleep(every)
 
 
 # --- reading what the collector kept -------------------------------------------------------

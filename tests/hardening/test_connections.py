@@ -30,12 +30,12 @@ import pytest
 from hardening_support import (
     JSON,
     PROTOBUF,
-    eventually,
     evidence_span,
     export_request,
     request_attributes,
     to_otlp_json,
 )
+from support.polling import eventually
 
 from handoffscope.instrumentation import semconv as sc
 

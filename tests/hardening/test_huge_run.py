@@ -23,11 +23,11 @@ import httpx
 from hardening_support import (
     PROTOBUF,
     SECOND_NS,
-    eventually,
     evidence_span,
     export_request,
     request_attributes,
 )
+from support.polling import eventually
 
 from handoffscope.instrumentation import semconv as sc
 
