@@ -237,10 +237,11 @@ class CollectorProcess:
         *,
         headers: Mapping[str, str] | None = None,
         token: str | None = None,
+        timeout: float = 30.0,
     ) -> httpx.Response:
         all_headers = {"Content-Type": content_type, **self.headers(token), **(headers or {})}
         return httpx.post(
-            self.http_endpoint + "/v1/traces", content=body, headers=all_headers, timeout=30
+            self.http_endpoint + "/v1/traces", content=body, headers=all_headers, timeout=timeout
         )
 
     def metrics_text(self) -> str:
