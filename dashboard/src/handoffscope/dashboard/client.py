@@ -344,7 +344,8 @@ def _live(api: str, token: str | None, service: str | None, window_seconds: int)
     body = _json(api, token, path, {"service": service, "window": window_seconds})
     counts = body.get("verdict_counts") or {}
     now = pd.to_datetime(body.get("now"), utc=True, format="ISO8601", errors="coerce")
-    board = body.get("board") if isinstance(body.get("board"), dict) else {}
+    raw_board = body.get("board")
+    board = raw_board if isinstance(raw_board, dict) else {}
     return Live(
         now=None if pd.isna(now) else now,
         in_flight=frame(_list(body, "runs_in_flight", path), IN_FLIGHT_COLUMNS),
@@ -361,10 +362,6 @@ def _counts(raw: object) -> dict[str, int]:
     if not isinstance(raw, dict):
         return {}
     return {str(k): int(v) for k, v in raw.items() if isinstance(v, int | float)}
-
-
-def _int(raw: object) -> int:
-    return int(raw) if isinstance(raw, int | float) else 0
 
 
 def live(service: str | None, window_seconds: int) -> Live:
@@ -460,6 +457,7 @@ def _run(
     for key in ("started_at", "ended_at", "last_seen_at"):
         ts = pd.to_datetime(summary.get(key), utc=True, format="ISO8601", errors="coerce")
         summary[key] = None if pd.isna(ts) else ts
+    path_summary = body.get("path_summary")
     return RunDetail(
         summary=summary,
         path=[str(a) for a in body.get("path") or []],
@@ -469,7 +467,7 @@ def _run(
         waits=frame(_list(body, "waits", path), APPROVAL_COLUMNS),
         spans=frame(_list(body, "spans", path), SPAN_COLUMNS),
         notifications=_list(body, "notifications", path),
-        path_summary=body.get("path_summary") if isinstance(body.get("path_summary"), dict) else {},
+        path_summary=path_summary if isinstance(path_summary, dict) else {},
         handoffs_total=_int(body.get("handoffs_total")),
         handoffs_offset=_int(body.get("handoffs_offset")),
         spans_total=_int(body.get("spans_total")),

@@ -11,6 +11,7 @@ runs in the sidebar's window to pick from.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -80,7 +81,7 @@ def _pick_run() -> str | None:
 # --- header: the verdict in one line, the run's facts, loop and wait evidence ----------
 
 
-def _first_failure(run: client.RunDetail) -> object | None:
+def _first_failure(run: client.RunDetail) -> Any:
     """The handoff whose failure decides the run's verdict (the first with that verdict):
     the collector's `first_failure`, which may be on another page of a big run's handoffs,
     else the first on this page."""
