@@ -488,7 +488,7 @@ class HealthEngine:
                 self._reload(con, stored)
             for rid, key in zip(unknown, keys, strict=True):
                 if rid not in self.runs:
-                    self.runs[rid] = RunState(rid)
+                    self.runs[rid] = RunState(rid, key)
                     self.keys.add(key)
                     self.hot_size += 1
         before = sum(self.runs[r].size for r in batch_runs)
