@@ -612,15 +612,18 @@ def merge_spans(
         if attr not in attrs:
             continue
         j = F[field]
+        order_keys = span_keys if rule == FIRST else last_keys  # decided once per attribute
+        union = rule == UNION
         for i, v in zip(*attrs[attr], strict=True):
             h = targets[i]
             if h is None:
                 continue
-            if h.vals[j] is None:  # the common case: first evidence of this fact
-                h.vals[j] = tuple(sorted(set(v))) if rule == UNION else v
-                h.keys[j] = span_keys[i] if rule == FIRST else last_keys[i]
+            vals = h.vals
+            if vals[j] is None:  # the common case: first evidence of this fact
+                vals[j] = tuple(sorted(set(v))) if union else v
+                h.keys[j] = order_keys[i]
                 h.dirty = True
-            elif _merge(h.vals, h.keys, j, rule, v, span_keys[i], last_keys[i]):
+            elif _merge(vals, h.keys, j, rule, v, span_keys[i], last_keys[i]):
                 h.dirty = True
     for attr, (field, rule) in WAIT_ATTRIBUTES.items():
         if attr not in attrs:

@@ -48,10 +48,10 @@ STEP_TARGET_S = 0.5
 """How long one step should take, at most: a step's verdicts become visible only when it
 commits, so its duration is added to the freshness of every span in it. The judge keeps
 the rate it measured (spans per second, wall clock: a loaded machine slows it) and sizes
-each step to this many seconds of it — between MIN_STEP_SPANS and STEP_SPANS. Measured
-(bench/bench_judge_throughput.py, docs/storage.md): with a fixed STEP_SPANS, a judge that
-fell behind took one step of the whole backlog and nothing became visible for its whole
-duration (freshness p95 ≈ 30 s at 20k spans/s offered on a loaded machine)."""
+each step to this many seconds of it — between MIN_STEP_SPANS and STEP_SPANS. With a fixed
+STEP_SPANS, a judge catching up on a backlog at a few thousand spans/s (bench/
+bench_judge_throughput.py on a loaded machine) made nothing visible for a minute; sized by
+its rate, the backlog becomes visible oldest first, half a second at a time."""
 MIN_STEP_SPANS = 8192
 """The smallest step the rate allows (below it, the per-step statements dominate)."""
 MAX_COMMITS_PER_STEP = 65_536
