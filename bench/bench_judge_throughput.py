@@ -21,7 +21,7 @@ Two measurements:
 
 Timings are never asserted; this machine is shared and noisy, compare within one run.
 
-    .venv/bin/python bench/bench_judge_throughput.py [--spans 200000] [--seconds 20] [--rate 50000]
+    .venv/bin/python bench/bench_judge_throughput.py [--spans 100000] [--seconds 20] [--rate 50000]
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def sustained(seconds: float, rate: int, commit_spans: int, hpr: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--spans", type=int, default=200_000)
+    p.add_argument("--spans", type=int, default=100_000)
     p.add_argument("--commit-spans", type=int, default=4096)
     p.add_argument("--handoffs-per-run", type=int, default=1)
     p.add_argument("--rounds", type=int, default=2)
