@@ -58,6 +58,12 @@ BENCHES: dict[str, tuple[str, list[str], str]] = {
         [],
         "judge cost per span for one run of 1k vs 10k pending handoffs (one export, 512 a batch)",
     ),
+    "judge-throughput": (
+        "bench_judge_throughput.py",
+        [],
+        "judge catching up (µs/span, CPU and wall) vs the store's insert; sustained 50k spans/s:"
+        " rate judged, lag, freshness",
+    ),
     "run-detail": (
         "bench_run_detail.py",
         [],

@@ -100,3 +100,31 @@ async def _get(app, path: str) -> dict:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
         return (await c.get(path)).json()
+
+
+def test_steps_are_sized_by_the_measured_rate(tmp_path: Path, monkeypatch) -> None:
+    from handoffscope.collector import judge as judge_mod
+
+    parts = _open(tmp_path / "j.duckdb")
+    try:
+        judge = parts.judge
+        assert judge.rate is None and judge.step_budget() == judge_mod.STEP_SPANS
+        for k in range(5):  # five exports of 2 spans, each its own group commit
+            assert _post(parts.app, _body(f"run-{k}")).status_code == 200
+        assert judge.pending_commits == 5
+        # A judge measured at 8 spans/s gets 4 spans (two commits) per half-second step.
+        monkeypatch.setattr(judge_mod, "MIN_STEP_SPANS", 1)
+        judge.rate = 4 / judge_mod.STEP_TARGET_S
+        assert judge.step_budget() == 4
+        marks = []
+        while judge.mark < judge.committed:
+            judge._step()
+            marks.append(judge.mark)
+        assert marks == [2, 4, 5]
+        # Whatever the step sizes, every handoff is judged once.
+        assert _count(parts.store, "SELECT count(*) FROM handoffs") == 5
+        assert _count(parts.store, "SELECT sum(handoffs) FROM handoff_daily") == 5
+        judge.rate = 1e12  # a fast judge is still bounded by STEP_SPANS
+        assert judge.step_budget() == judge_mod.STEP_SPANS
+    finally:
+        _close(parts)

@@ -54,6 +54,7 @@ import pyarrow as pa
 from handoffscope.instrumentation import semconv as sc
 
 from .evidence import (
+    F,
     HandoffState,
     RunState,
     RunView,
@@ -488,7 +489,7 @@ class HealthEngine:
                 self._reload(con, stored)
             for rid, key in zip(unknown, keys, strict=True):
                 if rid not in self.runs:
-                    self.runs[rid] = RunState(rid)
+                    self.runs[rid] = RunState(rid, key)
                     self.keys.add(key)
                     self.hot_size += 1
         before = sum(self.runs[r].size for r in batch_runs)
@@ -876,7 +877,7 @@ def _day(ns: int) -> dt.date:
 def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple:
     tl = h.timeline
     assert tl is not None
-    g = h.get
+    v = h.vals  # by index, not h.get(name): this runs once per changed handoff
     return (
         run.run_id,
         run.key,
@@ -885,13 +886,13 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple
         seq,
         ev.from_agent,
         ev.to_agent,
-        g("turn"),
+        v[_F_TURN],
         h.first_seen_ns,
         h.last_seen_ns,
-        g("fingerprint"),
-        g("state_version"),
-        g("history_items_forwarded"),
-        g("history_items_total"),
+        v[_F_FINGERPRINT],
+        v[_F_STATE_VERSION],
+        v[_F_FORWARDED],
+        v[_F_TOTAL],
         ev.route_declared,
         ev.route_goto,
         ev.control_before,
@@ -902,9 +903,9 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple
         tuple(ev.missing_keys),
         ev.destination_started,
         ev.rejection_reason,
-        tuple(g("rejection_fields") or ()),
-        g("reason"),
-        g("contract_version"),
+        tuple(v[_F_REJECTION_FIELDS] or ()),
+        v[_F_REASON],
+        v[_F_CONTRACT_VERSION],
         ev.loop,
         ev.run_stopped,
         ev.claims_done,
@@ -919,9 +920,35 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple
         *tl,
         tl.unhealthy_from_ns,
         ev.kind,
-        tuple(g("unobserved") or ()),
+        tuple(v[_F_UNOBSERVED] or ()),
         ev.run_status,
     )
+
+
+(
+    _F_TURN,
+    _F_FINGERPRINT,
+    _F_STATE_VERSION,
+    _F_FORWARDED,
+    _F_TOTAL,
+    _F_REJECTION_FIELDS,
+    _F_REASON,
+    _F_CONTRACT_VERSION,
+    _F_UNOBSERVED,
+) = (
+    F[name]
+    for name in (
+        "turn",
+        "fingerprint",
+        "state_version",
+        "history_items_forwarded",
+        "history_items_total",
+        "rejection_fields",
+        "reason",
+        "contract_version",
+        "unobserved",
+    )
+)
 
 
 def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:

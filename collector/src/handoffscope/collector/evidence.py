@@ -56,6 +56,7 @@ from handoffscope.instrumentation.classify import (
 )
 
 FIRST, LAST, ALL, ANY, UNION, MIN, MAX, STATUS = range(8)
+SPAN_WAIT, SPAN_ACCEPT = sc.SPAN_WAIT, sc.SPAN_ACCEPT
 
 HANDOFF_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.FROM_AGENT: ("from_agent", FIRST),
@@ -372,9 +373,9 @@ class RunState:
         "refused_spans",
     )
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, key: int | None = None) -> None:
         self.run_id = run_id
-        self.key = run_key(run_id)
+        self.key = run_key(run_id) if key is None else key
         self.service: tuple | None = None
         self.first_seen_ns: int | None = None
         self.last_seen_ns: int | None = None
@@ -444,14 +445,6 @@ def _merge_run(vals: dict, field: str, rule: int, value, start: int, end: int) -
         vals[field] = value if old is None else min(old, value)
     else:
         vals[field] = value if old is None else max(old, value)
-
-
-def _lo(a: int | None, b: int) -> int:
-    return b if a is None or b < a else a
-
-
-def _hi(a: int | None, b: int) -> int:
-    return b if a is None or b > a else a
 
 
 @dataclass
@@ -552,8 +545,15 @@ def merge_spans(
     waits: list[HandoffState | None] = [None] * n
     refused = [False] * n
     arrivals: list[RunState | None] = [None] * n
+    run_ids, services, received, hids, names = (
+        spans.run_id,
+        spans.service,
+        spans.received_ns,
+        spans.handoff_id,
+        spans.name,
+    )
     for i in range(n):
-        rid = spans.run_id[i]
+        rid = run_ids[i]
         if not rid:
             continue
         run = runs[rid]
@@ -563,18 +563,23 @@ def merge_spans(
         end = ends[i] or start
         span_keys[i] = (start, end)
         last_keys[i] = (end, start)
-        svc = spans.service[i]
+        svc = services[i]
         if svc is not None:
-            cand = (start, end, svc)
-            if run.service is None or cand < run.service:
-                run.service = cand
-        run.first_seen_ns = _lo(run.first_seen_ns, start)
-        run.last_seen_ns = _hi(run.last_seen_ns, end)
-        rec = spans.received_ns[i]
+            cur = run.service
+            if cur is None or (start, end, svc) < cur:
+                run.service = (start, end, svc)
+        # Inline min/max (this loop runs once per span: calls here are its cost).
+        if run.first_seen_ns is None or start < run.first_seen_ns:
+            run.first_seen_ns = start
+        if run.last_seen_ns is None or end > run.last_seen_ns:
+            run.last_seen_ns = end
+        rec = received[i]
         if rec is not None:
-            run.min_received_ns = _lo(run.min_received_ns, rec)
-            run.max_received_ns = _hi(run.max_received_ns, rec)
-        hid = spans.handoff_id[i]
+            if run.min_received_ns is None or rec < run.min_received_ns:
+                run.min_received_ns = rec
+            if run.max_received_ns is None or rec > run.max_received_ns:
+                run.max_received_ns = rec
+        hid = hids[i]
         if hid:
             h = run.handoffs.get(hid)
             if h is None and max_handoffs and _refused(run, hid, max_handoffs, admitted):
@@ -589,9 +594,10 @@ def merge_spans(
             if h.last_seen_ns is None or end > h.last_seen_ns:
                 h.last_seen_ns, h.dirty = end, True
             targets[i] = h
-        if spans.name[i] == sc.SPAN_WAIT:
+        name = names[i]
+        if name == SPAN_WAIT:
             waits[i] = _wait_target(run, hid or None, tokens[i], start)
-        elif not hid and spans.name[i] == sc.SPAN_ACCEPT:
+        elif not hid and name == SPAN_ACCEPT:
             arrivals[i] = run
 
     for i, agent in zip(*spans.attrs.get(sc.GEN_AI_AGENT_NAME, ((), ())), strict=True):
@@ -606,15 +612,18 @@ def merge_spans(
         if attr not in attrs:
             continue
         j = F[field]
+        order_keys = span_keys if rule == FIRST else last_keys  # decided once per attribute
+        union = rule == UNION
         for i, v in zip(*attrs[attr], strict=True):
             h = targets[i]
             if h is None:
                 continue
-            if h.vals[j] is None:  # the common case: first evidence of this fact
-                h.vals[j] = tuple(sorted(set(v))) if rule == UNION else v
-                h.keys[j] = span_keys[i] if rule == FIRST else last_keys[i]
+            vals = h.vals
+            if vals[j] is None:  # the common case: first evidence of this fact
+                vals[j] = tuple(sorted(set(v))) if union else v
+                h.keys[j] = order_keys[i]
                 h.dirty = True
-            elif _merge(h.vals, h.keys, j, rule, v, span_keys[i], last_keys[i]):
+            elif _merge(vals, h.keys, j, rule, v, span_keys[i], last_keys[i]):
                 h.dirty = True
     for attr, (field, rule) in WAIT_ATTRIBUTES.items():
         if attr not in attrs:
@@ -774,6 +783,9 @@ def worst_timeline(statics: Iterable[str], timelines: Sequence[Timeline]) -> Tim
     minimum, keeps the answer exact even for a timeline whose flip were to improve it.
     """
     statics = list(statics)
+    if not any(tl.flip1_ns is not None for tl in timelines):
+        # Nothing changes with time (the common case once a run settled): the worst now.
+        return Timeline(worst([*statics, *(tl.verdict for tl in timelines)]))
     holding: Counter[str] = Counter(statics)
     flips: list[tuple[int, str, str]] = []  # (instant, verdict left, verdict entered)
     for tl in timelines:
@@ -1002,7 +1014,9 @@ def evaluate_run(
         ]
 
     report = find_loops(steps(transfers), stopped=stopped)
-    looping = report.looping_ids | find_loops(steps(delegations)).looping_ids
+    looping = report.looping_ids
+    if delegations:
+        looping = looping | find_loops(steps(delegations)).looping_ids
     run_result, run_verifier = outcome_summary(run.outcomes)
     expected = policy.expects(service, bool(run.get("outcome_required")), ended_ns)
     # The completion claim is judged where verification is expected, or where a verifier

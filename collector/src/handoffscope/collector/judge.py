@@ -44,6 +44,16 @@ size — from before a restart — counts as a full one). Bounding a step by spa
 by commits is what keeps a trickle cheap: one-span exports, each its own commit, are judged
 thousands at a time once the judge is behind, so a big run is re-evaluated once per slice
 of spans, not once per export."""
+STEP_TARGET_S = 0.5
+"""How long one step should take, at most: a step's verdicts become visible only when it
+commits, so its duration is added to the freshness of every span in it. The judge keeps
+the rate it measured (spans per second, wall clock: a loaded machine slows it) and sizes
+each step to this many seconds of it — between MIN_STEP_SPANS and STEP_SPANS. With a fixed
+STEP_SPANS, a judge catching up on a backlog at a few thousand spans/s (bench/
+bench_judge_throughput.py on a loaded machine) made nothing visible for a minute; sized by
+its rate, the backlog becomes visible oldest first, half a second at a time."""
+MIN_STEP_SPANS = 8192
+"""The smallest step the rate allows (below it, the per-step statements dominate)."""
 MAX_COMMITS_PER_STEP = 65_536
 """Most commits one step takes (and sizes remembered): bounds the step's bookkeeping."""
 RETRY_S = 1.0
@@ -71,6 +81,8 @@ class Judge:
         self._stopping = False
         self._failures = 0
         self._next_retention = 0.0
+        self.rate: float | None = None
+        """Spans judged per second of a step (wall clock), smoothed; None: not measured yet."""
         self._thread = threading.Thread(target=self._run, name="handoffscope-judge", daemon=True)
 
     # -- called by the writer and the health endpoints (any thread) -----------------------
@@ -160,13 +172,20 @@ class Judge:
                     )
                     return
 
+    def step_budget(self) -> int:
+        """Spans the next step may take: STEP_TARGET_S of the measured rate, within bounds."""
+        if self.rate is None:
+            return STEP_SPANS
+        return int(min(STEP_SPANS, max(MIN_STEP_SPANS, self.rate * STEP_TARGET_S)))
+
     def _step_end(self) -> int:
-        """The last commit of the next step: as many commits as STEP_SPANS holds (one at least)."""
+        """The last commit of the next step: as many commits as the budget holds (one at least)."""
+        budget = self.step_budget()
         with self._wake:
             upto, total = self.mark + 1, self._commit_spans.get(self.mark + 1, MAX_GROUP_SPANS)
             while upto < self.committed and upto - self.mark < MAX_COMMITS_PER_STEP:
                 nxt = self._commit_spans.get(upto + 1, MAX_GROUP_SPANS)
-                if total + nxt > STEP_SPANS:
+                if total + nxt > budget:
                     break
                 upto, total = upto + 1, total + nxt
             return min(upto, self.committed)
@@ -174,6 +193,7 @@ class Judge:
     def _step(self) -> None:
         upto = self._step_end()
         con = self.con
+        t0 = time.perf_counter()
         con.begin()
         try:
             spans = con.sql(
@@ -187,6 +207,10 @@ class Judge:
             con.rollback()
             self.engine.rollback()
             raise
+        elapsed = time.perf_counter() - t0
+        if spans.num_rows >= 1024 and elapsed > 0:  # small steps say little about the rate
+            rate = spans.num_rows / elapsed
+            self.rate = rate if self.rate is None else 0.5 * self.rate + 0.5 * rate
         with self._wake:
             self.mark = upto
             for s in [s for s in self._commit_times if s <= upto]:

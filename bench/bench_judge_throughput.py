@@ -1,0 +1,356 @@
+"""Judge throughput: spans judged per second, catching up and sustained (issue 14).
+
+In-process with the real parts the collector runs — a DuckDB file, the store's insert
+stamped with commit numbers as the writer does, the health engine and the `Judge` on its
+own connection — fed realistic runs: `--spans-per-run` spans each (default 4, the shape of
+bench_receiver's template: request, accept, outcome, run status; `--handoffs-per-run` > 1
+repeats request/accept/outcome per handoff), in group commits of `--commit-spans`.
+
+Two measurements:
+
+- **catch-up**: N spans stored first (the judge stopped), then `Judge.catch_up()` timed:
+  µs per span and spans/s, wall clock and process CPU time (CPU time is the steadier
+  figure on a shared machine: other processes stretch the wall clock, not our CPU). Baseline, in the same run: the store's plain insert of the
+  same spans (what ingest pays per span), so the figure reads "the judge costs k× the
+  insert". A second baseline is the judge over the same spans as runs of one span each
+  (no run-level merge), to show what a run's structure costs.
+- **sustained**: a writer thread commits spans at `--rate` spans/s for `--seconds` while
+  the judge thread runs; reported: the rate the judge reached, its lag at the end, and the
+  freshness of each commit — span end → the commit's verdict rows committed by the judge
+  (the query API reads committed rows, so that is when the verdict is visible; p50/p95).
+
+Timings are never asserted; this machine is shared and noisy, compare within one run.
+
+    .venv/bin/python bench/bench_judge_throughput.py [--spans 100000] [--seconds 20] [--rate 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.judge import Judge
+from handoffscope.collector.store.duckdb_store import (
+    ATTRIBUTE_COLUMNS,
+    SPAN_SCHEMA,
+    DuckDBStore,
+    build_spans_table,
+)
+from handoffscope.instrumentation import semconv as sc
+
+TARGET_SPANS_PER_S = 50_000
+TARGET_FRESHNESS_P95_S = 2.0
+
+
+class Generator:
+    """Spans of realistic runs, fresh ids and times on every call."""
+
+    def __init__(self, handoffs_per_run: int, one_span_runs: bool = False) -> None:
+        self.hpr = handoffs_per_run
+        self.one_span_runs = one_span_runs
+        self.n_run = 0
+        self.n_span = 0
+
+    def _run_spans(self, run: str, now: int) -> list[tuple[str, int, dict]]:
+        out = []
+        agents = ["triage", "billing", "refunds", "audit"]
+        for k in range(self.hpr):
+            hid = f"h{k + 1}"
+            frm, to = agents[k % 4], agents[(k + 1) % 4]
+            common = {sc.RUN_ID: run, sc.HANDOFF_ID: hid}
+            out.append(
+                (
+                    sc.SPAN_REQUEST,
+                    now,
+                    {
+                        **common,
+                        sc.FROM_AGENT: frm,
+                        sc.TO_AGENT: to,
+                        sc.TURN: k + 1,
+                        sc.FINGERPRINT: f"9f86d081884c7d{k:02d}",
+                        sc.STATE_VERSION: k + 1,
+                        sc.HISTORY_ITEMS_FORWARDED: 4,
+                        sc.HISTORY_ITEMS_TOTAL: 9,
+                        sc.ROUTE_DECLARED: True,
+                        sc.TOOL_CALL_ID: f"call_{k}",
+                        sc.CONTEXT_REQUIRED_KEYS: ["account_id", "invoice_id"],
+                        sc.GEN_AI_AGENT_NAME: frm,
+                    },
+                )
+            )
+            out.append(
+                (
+                    sc.SPAN_ACCEPT,
+                    now + 10,
+                    {
+                        **common,
+                        sc.ROUTE_GOTO: to,
+                        sc.CONTROL_BEFORE: frm,
+                        sc.CONTROL_AFTER: to,
+                        sc.TOOL_CALL_CLOSED: True,
+                        sc.DESTINATION_STARTED: True,
+                        sc.CONTEXT_MISSING_KEYS: [],
+                    },
+                )
+            )
+            out.append(
+                (
+                    sc.SPAN_OUTCOME,
+                    now + 20,
+                    {**common, sc.OUTCOME_VERIFIER: "refund_check", sc.OUTCOME_RESULT: "pass"},
+                )
+            )
+        out.append(
+            (
+                sc.SPAN_RUN,
+                now + 30,
+                {
+                    sc.RUN_ID: run,
+                    sc.RUN_STATUS: "completed",
+                    sc.RUN_FINAL_AGENT: agents[self.hpr % 4],
+                    sc.RUN_TURNS: self.hpr + 1,
+                },
+            )
+        )
+        return out
+
+    def table(self, n: int) -> pa.Table:
+        cols: dict[str, list] = {f.name: [] for f in SPAN_SCHEMA}
+        now = time.time_ns()
+        trace = secrets.token_hex(16)
+        while len(cols["span_id"]) < n:
+            self.n_run += 1
+            run = f"run-{self.n_run:09d}"
+            for name, start, attrs in self._run_spans(run, now):
+                if len(cols["span_id"]) >= n:
+                    break
+                self.n_span += 1
+                if self.one_span_runs:
+                    attrs = {**attrs, sc.RUN_ID: f"{run}-{self.n_span}"}
+                cols["trace_id"].append(trace)
+                cols["span_id"].append(f"{self.n_span:016x}")
+                cols["name"].append(name)
+                cols["service"].append("bench-app")
+                cols["start_ns"].append(start)
+                cols["end_ns"].append(start + 5)
+                cols["received_ns"].append(now)
+                for a, c in ATTRIBUTE_COLUMNS.items():
+                    cols[c].append(attrs.get(a))
+        return build_spans_table(cols)
+
+
+class FastGenerator:
+    """The same spans as `Generator`, made from one template per size by replacing the run
+    ids, span ids and times column-wise (the sustained writer must outpace the judge)."""
+
+    def __init__(self, handoffs_per_run: int) -> None:
+        self.gen = Generator(handoffs_per_run)
+        self.templates: dict[int, tuple[pa.Table, pa.Array, int, pa.Array]] = {}
+        self.n_run = 0
+        self.n_span = 0
+
+    def table(self, n: int) -> pa.Table:
+        if n not in self.templates:
+            self.gen.n_run = 0
+            t = self.gen.table(n)
+            runs = t.column(ATTRIBUTE_COLUMNS[sc.RUN_ID]).to_pylist()
+            index = {r: k for k, r in enumerate(dict.fromkeys(runs))}
+            starts = t.column("start_ns")
+            base = pc.min(starts).as_py()
+            self.templates[n] = (
+                t,
+                pa.array([index[r] for r in runs], pa.int32()),
+                len(index),
+                pc.subtract(starts, base),
+            )
+        t, run_idx, n_runs, offsets = self.templates[n]
+        now = time.time_ns()
+        names = pa.array([f"run-{self.n_run + k:09d}" for k in range(n_runs)], pa.string())
+        self.n_run += n_runs
+        span_ids = pa.array([f"{self.n_span + k:016x}" for k in range(n)], pa.string())
+        self.n_span += n
+        starts = pc.add(offsets, now)
+        cols = {
+            ATTRIBUTE_COLUMNS[sc.RUN_ID]: names.take(run_idx),
+            "span_id": span_ids,
+            "start_ns": starts,
+            "end_ns": pc.add(starts, 5),
+            "received_ns": pa.array([now] * n, pa.int64()),
+        }
+        return pa.Table.from_arrays(
+            [cols.get(f.name, t.column(f.name)) for f in SPAN_SCHEMA], schema=SPAN_SCHEMA
+        )
+
+
+def _open(d: str) -> tuple[DuckDBStore, HealthEngine]:
+    store = DuckDBStore(str(Path(d) / "judge.duckdb"))
+    engine = HealthEngine(grace_seconds=30)
+    engine.install(store.con)
+    engine.load(store.con)
+    return store, engine
+
+
+def catch_up(n: int, commit_spans: int, hpr: int, one_span_runs: bool = False) -> dict:
+    gen = Generator(hpr, one_span_runs)
+    tables = [gen.table(min(commit_spans, n - lo)) for lo in range(0, n, commit_spans)]
+    with tempfile.TemporaryDirectory() as d:
+        store, engine = _open(d)
+        try:
+            t0, c0 = time.perf_counter(), time.process_time()
+            for seq, t in enumerate(tables, start=1):
+                store.con.begin()
+                store.insert_new_spans(t, commit_seq=seq)
+                store.con.commit()
+            insert_s, insert_cpu = time.perf_counter() - t0, time.process_time() - c0
+            judge = Judge(store, engine)
+            t0, c0 = time.perf_counter(), time.process_time()
+            judge.catch_up()
+            judge_s, judge_cpu = time.perf_counter() - t0, time.process_time() - c0
+            judge.close()
+            runs = store.con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+        finally:
+            store.close()
+    return {
+        "insert_s": insert_s,
+        "judge_s": judge_s,
+        "insert_cpu": insert_cpu,
+        "judge_cpu": judge_cpu,
+        "runs": runs,
+        "n": n,
+    }
+
+
+def sustained(seconds: float, rate: int, commit_spans: int, hpr: int) -> dict:
+    gen = FastGenerator(hpr)
+    fresh: list[float] = []
+    commit_end: dict[int, int] = {}
+    with tempfile.TemporaryDirectory() as d:
+        store, engine = _open(d)
+        judge = Judge(store, engine)
+        done = {}
+
+        def observe(orig=judge._step):
+            # Freshness, measured where the API would first see it: right after the
+            # judge's transaction committed the rows of commits up to its new mark.
+            before = judge.mark
+            orig()
+            now = time.time_ns()
+            for seq in range(before + 1, judge.mark + 1):
+                end = commit_end.pop(seq, None)
+                if end is not None:
+                    fresh.append((now - end) / 1e9)
+
+        judge._step = observe  # type: ignore[method-assign]
+        judge.start()
+        wcon = store.con
+        per_s = rate / commit_spans
+        t_start = time.perf_counter()
+        seq = 0
+        lag_end = 0.0
+        try:
+            while (elapsed := time.perf_counter() - t_start) < seconds:
+                due = int(elapsed * per_s) + 1
+                if seq >= due:
+                    time.sleep(min(0.005, (due / per_s) - elapsed + 1e-4))
+                    continue
+                t = gen.table(commit_spans)
+                seq += 1
+                commit_end[seq] = max(t.column("end_ns").to_pylist())
+                wcon.begin()
+                store.insert_new_spans(t, commit_seq=seq)
+                wcon.commit()
+                judge.committed_through(seq, spans=t.num_rows)
+            sent_s = time.perf_counter() - t_start
+            lag_end = judge.lag_seconds()
+            pending = judge.pending_commits
+            mark_at_end = judge.mark
+            t0 = time.perf_counter()
+            judge.close()
+            drain_s = time.perf_counter() - t0
+            done = {
+                "sent": seq * commit_spans,
+                "sent_s": sent_s,
+                "judged_at_end": mark_at_end * commit_spans,
+                "pending": pending,
+                "lag_end": lag_end,
+                "drain_s": drain_s,
+            }
+        finally:
+            store.close()
+    fresh.sort()
+    done["fresh_p50"] = fresh[len(fresh) // 2] if fresh else float("nan")
+    done["fresh_p95"] = fresh[int(len(fresh) * 0.95)] if fresh else float("nan")
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--spans", type=int, default=100_000)
+    p.add_argument("--commit-spans", type=int, default=4096)
+    p.add_argument("--handoffs-per-run", type=int, default=1)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--rate", type=int, default=TARGET_SPANS_PER_S)
+    p.add_argument("--no-sustained", action="store_true")
+    args = p.parse_args(argv)
+    catch_up(2000, 512, 1)  # warm-up: imports, first Arrow conversions
+    shapes = (("runs", False), ("one-span runs", True))
+    res: dict[str, list[dict]] = {s: [] for s, _ in shapes}
+    for r in range(args.rounds):
+        for shape, one in shapes if r % 2 == 0 else reversed(shapes):
+            m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one)
+            res[shape].append(m)
+            print(
+                f"  round {r + 1} {shape:>13}: insert {m['insert_s'] / m['n'] * 1e6:6.1f} µs/span"
+                f" (CPU {m['insert_cpu'] / m['n'] * 1e6:6.1f})"
+                f"  judge {m['judge_s'] / m['n'] * 1e6:6.1f} µs/span"
+                f" (CPU {m['judge_cpu'] / m['n'] * 1e6:6.1f})  ({m['runs']} runs)",
+                flush=True,
+            )
+    print(
+        f"\ncatch-up, {args.spans} spans, {args.handoffs_per_run} handoff(s) a run, "
+        f"commits of {args.commit_spans}:"
+    )
+    print(
+        "shape           insert µs/span  judge µs/span  judge spans/s  judge/insert"
+        "   (CPU µs/span: insert  judge  ratio)"
+    )
+    for shape, _ in shapes:
+        ins = statistics.median(m["insert_s"] / m["n"] * 1e6 for m in res[shape])
+        jud = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in res[shape])
+        ins_c = statistics.median(m["insert_cpu"] / m["n"] * 1e6 for m in res[shape])
+        jud_c = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in res[shape])
+        print(
+            f"{shape:>13}   {ins:14.1f} {jud:14.1f} {1e6 / jud:14,.0f} {jud / ins:12.2f}x"
+            f"   {ins_c:19.1f} {jud_c:6.1f} {jud_c / ins_c:5.2f}x"
+        )
+    if not args.no_sustained:
+        s = sustained(args.seconds, args.rate, args.commit_spans, args.handoffs_per_run)
+        print(
+            f"\nsustained {args.rate:,} spans/s offered for {args.seconds:.0f} s "
+            f"(writer and judge in one process, as in the collector):"
+        )
+        print(
+            f"  offered {s['sent']:,} spans in {s['sent_s']:.1f} s "
+            f"({s['sent'] / s['sent_s']:,.0f} spans/s); judged by then {s['judged_at_end']:,}"
+            f" ({s['judged_at_end'] / s['sent_s']:,.0f} spans/s); "
+            f"lag at end {s['lag_end']:.2f} s, {s['pending']} commits pending, "
+            f"drained in {s['drain_s']:.1f} s"
+        )
+        print(
+            f"  freshness (span end -> verdict committed): p50 {s['fresh_p50']:.2f} s, "
+            f"p95 {s['fresh_p95']:.2f} s (target p95 <= {TARGET_FRESHNESS_P95_S} s)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
