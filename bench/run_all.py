@@ -26,7 +26,12 @@ BENCHES: dict[str, tuple[str, list[str], str]] = {
     "receiver": (
         "bench_receiver.py",
         [],
-        "receiver capacity, ack after commit, vs a null receiver",
+        "receiver capacity, ack after commit, judge on and --judge off, vs a null receiver",
+    ),
+    "stages": (
+        "bench_ingest_stages.py",
+        [],
+        "each ingest stage alone in µs per span (parse, allowlist, Arrow, insert, commit)",
     ),
     "e2e": (
         "bench_e2e.py",

@@ -3,6 +3,8 @@ refused — and its compiled checks agree with `semconv.check_value` on every in
 
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -194,3 +196,126 @@ def test_spans_outside_the_time_window_are_refused_one_by_one() -> None:
     assert batch.rejected == refused
     assert batch.refused == {REFUSED_TIME_OUT_OF_WINDOW: refused}
     assert "too far ahead of the collector's clock" in batch.error_message
+
+
+# --- the allowlist reads encoded attributes and remembers its decisions -----------------
+# An oracle over the full protobuf message, written from the rules (semconv.check_value
+# on `read_as`), against which the allowlist's reading of the same bytes is compared:
+# once cold and once with every decision remembered.
+
+_attribute = st.one_of(
+    st.tuples(st.sampled_from(sorted(sc.ATTRIBUTES)), _any_value),
+    st.tuples(st.sampled_from(["gen_ai.prompt", "input.value", "bad name"]), _scalar),
+)
+_span = st.tuples(
+    st.sampled_from([*sc.SPAN_NAMES, "llm.call"]),
+    st.lists(_attribute, max_size=8),
+    st.sampled_from([AT_NS, 0, EARLIEST_NS - 1]),
+    st.lists(st.sampled_from(["exception.message", "gen_ai.choice"]), max_size=2),
+)
+
+
+def _random_export(spans: list, service: str) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    rs = request.resource_spans.add()
+    rs.resource.attributes.add(key=sc.SERVICE_NAME, value=s(service))
+    rs.resource.attributes.add(key="host.name", value=s("box"))
+    ss = rs.scope_spans.add()
+    ss.scope.name = sc.INSTRUMENTATION_SCOPE
+    ss.scope.attributes.add(key="scope.extra", value=s("x"))
+    for i, (name, attributes, start, events) in enumerate(spans):
+        span = ss.spans.add(
+            name=name,
+            trace_id=bytes([1]) * 16,
+            span_id=(i % 3 + 1).to_bytes(8, "big"),
+            start_time_unix_nano=start,
+            end_time_unix_nano=start + 10,
+        )
+        for key, value in attributes:
+            span.attributes.append(KeyValue(key=key, value=value))
+        for key in events:
+            span.events.add(name="e").attributes.add(key=key, value=s("SENTINEL-event"))
+    return request
+
+
+def _oracle(request: ExportTraceServiceRequest) -> tuple[list[dict], Counter]:
+    rows, drops = [], Counter()
+    for rs in request.resource_spans:
+        service = next(kv.value.string_value for kv in rs.resource.attributes)
+        drops[(service, "host.name")] += 1
+        for ss in rs.scope_spans:
+            drops[(service, "scope.extra")] += len(ss.scope.attributes)
+            for span in ss.spans:
+                if span.name not in sc.SPAN_NAMES or span.start_time_unix_nano < EARLIEST_NS:
+                    continue
+                row: dict = {}
+                span_drops: Counter = Counter()
+                for kv in span.attributes:
+                    spec = sc.ATTRIBUTES.get(kv.key)
+                    value = (
+                        None if spec is None else sc.check_value(spec, read_as(spec.type, kv.value))
+                    )
+                    if value is None:
+                        label = kv.key if sc.CODE_PATTERN.match(kv.key) else UNREADABLE_NAME
+                        span_drops[(service, label)] += 1
+                    else:
+                        row[kv.key.replace(".", "_")] = value
+                for event in span.events:
+                    for kv in event.attributes:
+                        span_drops[(service, kv.key)] += 1
+                drops.update(span_drops)  # a span refused for its run id still counts them
+                if row.get("handoff_run_id") is not None:
+                    rows.append({"name": span.name, "span_id": span.span_id.hex(), **row})
+    return rows, drops
+
+
+def _rows_of(batch) -> list[dict]:
+    names = set(batch.columns) - {"trace_id", "service", "start_ns", "end_ns"}
+    return [
+        {n: batch.columns[n][i] for n in names if batch.columns[n][i] is not None}
+        for i in range(batch.count)
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(spans=st.lists(_span, max_size=12), service=st.sampled_from(["svc", "billing-bot"]))
+def test_reading_the_encoded_export_equals_the_rules_cold_and_remembered(spans, service) -> None:
+    request = _random_export(spans, service)
+    rows, drops = _oracle(request)
+    allowlist = Allowlist(clock=lambda: AT_NS)
+    body = request.SerializeToString()
+    for batch in (allowlist.process(request, body=body), allowlist.process(request, body=body)):
+        assert _rows_of(batch) == rows
+        assert batch.drops == drops
+        assert batch.count + batch.rejected == len(spans)
+    # What the allowlist remembers is only kept contract values, never dropped content.
+    remembered = b"".join(allowlist._decided)
+    assert b"SENTINEL" not in remembered and b"gen_ai.prompt" not in remembered
+
+
+def test_a_resource_sent_in_two_pieces_is_read_as_merged() -> None:
+    # Protobuf merges a singular message field given twice; the allowlist must too.
+    first = _export((sc.SPAN_RUN, {sc.RUN_ID: s("r1")}), resource={"host.name": "box"})
+    body = first.SerializeToString()
+    extra = ExportTraceServiceRequest()
+    extra.resource_spans.add().resource.attributes.add(key=sc.SERVICE_NAME, value=s("split-svc"))
+    # A second `resource` (field 1) appended to the encoded ResourceSpans, by hand.
+    piece = extra.resource_spans[0].resource.SerializeToString()
+    merged = ExportTraceServiceRequest.FromString(body)
+    rs_bytes = merged.resource_spans[0].SerializeToString() + b"\x0a" + bytes([len(piece)]) + piece
+    spliced = b"\x0a" + _varint(len(rs_bytes)) + rs_bytes
+    request = ExportTraceServiceRequest.FromString(spliced)
+    assert request.resource_spans[0].resource.attributes[1].key == sc.SERVICE_NAME
+    batch = Allowlist().process(request, body=spliced)
+    assert batch.columns["service"] == ["split-svc"]
+    assert dict(batch.drops) == {("split-svc", "host.name"): 1}
+    assert Allowlist().process(request).columns == batch.columns
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)

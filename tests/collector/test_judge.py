@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 
 import httpx
-from ingest_support import handoff_body
+from ingest_support import handoff_body, read_db
 
 from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
@@ -128,3 +128,21 @@ def test_steps_are_sized_by_the_measured_rate(tmp_path: Path, monkeypatch) -> No
         assert judge.step_budget() == judge_mod.STEP_SPANS
     finally:
         _close(parts)
+
+
+def test_judge_off_ingests_only_and_a_later_start_judges_the_backlog(collector_factory) -> None:
+    # The real process: --judge off acknowledges and stores, derives nothing, says so.
+    collector = collector_factory(args=["--judge", "off", "--log-level", "warning"])
+    assert collector.post_traces(_body("run-off")).status_code == 200
+    health = collector.healthz()
+    assert health["status"] == "ingest only: judge off"
+    assert health["spans_stored"] == 2 and health["judge_pending_commits"] == 1
+    assert "judge=off" in collector.log()
+    assert collector.stop() == 0
+    assert read_db(collector.db_path, "SELECT count(*) FROM handoffs") == [(0,)]
+    # Started again with the judge on (the default), it judges what was left behind.
+    collector.restart(args=["--log-level", "warning"])
+    collector.judged()
+    assert collector.healthz()["status"] == "ok"
+    run = collector.api("/api/v1/runs/run-off")
+    assert run["run_id"] == "run-off" and run["handoff_count"] == 1

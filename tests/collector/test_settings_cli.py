@@ -58,6 +58,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "grace_seconds": ("5", "7.5"),
         "require_outcome": ("support-bot, billing", "*"),
         "max_handoffs_per_run": ("500", "20000"),
+        "judge": ("off", "On"),
         "retention_days": ("2", "0"),
         "max_body_bytes": ("1000", "2000"),
         "queue_batches": ("3", "4"),

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from handoffscope.collector.store.duckdb_store import (
@@ -131,6 +132,58 @@ def test_insert_new_spans_skips_what_is_stored_even_after_reopening(tmp_path: Pa
         assert new.num_rows == 50
         assert set(new.column("span_id").to_pylist()) == set(mixed.column("span_id").to_pylist())
         assert store.count_spans() == 150
+    finally:
+        store.close()
+
+
+def test_a_group_keeps_the_first_of_each_span_and_counts_drops_of_exports_with_new_ones(
+    tmp_path: Path,
+) -> None:
+    # The writer's group step, on real Arrow tables and a real file: copies within the
+    # group are removed (first kept, order kept), copies of stored spans are not
+    # inserted, and an export made only of copies (a retry) adds no drop counts.
+    from collections import Counter
+    from concurrent.futures import Future
+
+    from handoffscope.collector.processor.allowlist import SpanBatch
+    from handoffscope.collector.writer import _fresh_drops, _group_table, _Job
+
+    def table(ids: list[int], t0: int = 10**18) -> pa.Table:
+        columns = {f.name: [None] * len(ids) for f in SPAN_SCHEMA}
+        columns.update(
+            trace_id=["ab" * 16] * len(ids),
+            span_id=[f"{i:016x}" for i in ids],
+            name=[sc.SPAN_REQUEST] * len(ids),
+            service=["svc"] * len(ids),
+            start_ns=[t0 + i for i in ids],
+            end_ns=[t0 + i + 1 for i in ids],
+            received_ns=[t0] * len(ids),
+            handoff_run_id=[f"run-{i}" for i in ids],
+        )
+        return build_spans_table(columns)
+
+    def job(ids: list[int], drops: dict) -> _Job:
+        batch = SpanBatch(columns={}, count=len(ids), received=len(ids), drops=Counter(drops))
+        return _Job(table(ids), batch, Future())
+
+    store = DuckDBStore(tmp_path / "group.duckdb")
+    try:
+        assert store.insert_new_spans(table([1, 2])).num_rows == 2
+        jobs = [
+            job([3, 4, 3], {("svc", "a"): 1}),
+            job([1, 2], {("svc", "retried"): 5}),  # all stored already: a retry
+            job([4, 5], {("svc", "b"): 2}),
+        ]
+        group = _group_table(jobs)
+        assert group.column("span_id").to_pylist() == [f"{i:016x}" for i in (3, 4, 1, 2, 5)]
+        new = store.insert_new_spans(group, commit_seq=7)
+        assert new.column("span_id").to_pylist() == [f"{i:016x}" for i in (3, 4, 5)]
+        assert _fresh_drops(jobs, new, group.num_rows) == Counter(
+            {("svc", "a"): 1, ("svc", "b"): 2}
+        )
+        assert store.count_spans() == 5
+        seqs = store.con.execute("SELECT commit_seq FROM spans ORDER BY span_id").fetchall()
+        assert seqs == [(None,), (None,), (7,), (7,), (7,)]
     finally:
         store.close()
 

@@ -42,6 +42,13 @@ def _log_level(text: str) -> str:
     return level
 
 
+def _on_off(text: str) -> str:
+    value = text.strip().lower()
+    if value not in ("on", "off"):
+        raise ValueError(f"must be on or off, got {text!r}")
+    return value
+
+
 def _service_list(text: str) -> tuple[str, ...]:
     names = tuple(sorted({n.strip() for n in text.split(",") if n.strip()}))
     for n in names:
@@ -93,6 +100,12 @@ class CollectorConfig:
         "Handoffs (and delegations) judged per run. Evidence of further handoffs of that run is refused by the judge (spans stay stored), counted in handoffscope_engine_handoff_spans_over_cap_total, and the run is marked `handoffs_capped` in the query API.",
         type=positive_int,
         metavar="N",
+    )
+    judge: str = option(
+        "on",
+        "`off`: ingest only. Exports are stored and acknowledged as usual, but no verdicts are derived: the judge thread does not run, /healthz says `ingest only: judge off` and the backlog waits in the file; a later start with the judge on catches up from its mark. For a process that only ingests, and for measuring ingest alone (bench/bench_receiver.py).",
+        type=_on_off,
+        metavar="on|off",
     )
     retention_days: float = option(
         30.0,

@@ -65,6 +65,8 @@ from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.writer import Writer
 from handoffscope.instrumentation import semconv as sc
 
+INGEST_ONLY = "ingest only: judge off"
+"""/healthz status with --judge off: healthy, but no verdicts are being derived."""
 JUDGE_DEGRADED_S = 60.0
 """/healthz says "degraded" once the oldest unjudged commit is older than this."""
 
@@ -101,6 +103,9 @@ def assemble(config: CollectorConfig, store: DuckDBStore, engine) -> Collector:
     metrics = Metrics(max_services=config.metrics_max_services)
     metrics.engine_stats = lambda: dict(getattr(engine, "stats", {}))
     judge = Judge(store, engine, retention_days=config.retention_days)
+    # With --judge off the judge still counts the commits it has not judged (its lag
+    # grows, truthfully); only its thread is not started (see run()).
+    judging = config.judge == "on"
     metrics.judge_lag = lambda: (judge.lag_seconds(), judge.pending_commits)
     writer = Writer(
         store,
@@ -139,6 +144,8 @@ def assemble(config: CollectorConfig, store: DuckDBStore, engine) -> Collector:
         lag = judge.lag_seconds()
         if not ok:
             status = "writer stopped"
+        elif not judging:
+            status = INGEST_ONLY
         elif not judge.alive:
             status = "degraded: judge stopped"
         elif judge.failing or lag > JUDGE_DEGRADED_S:
@@ -293,7 +300,8 @@ def run(config: CollectorConfig) -> int:
         writer = parts.writer
         judge = parts.judge
         writer.start()
-        judge.start()
+        if config.judge == "on":
+            judge.start()
         if routing:
             notifier = Notifier(
                 store,
@@ -342,7 +350,7 @@ def run(config: CollectorConfig) -> int:
             f"handoffscope collector ready: http=http://{host}:{http_port} "
             f"grpc={host}:{grpc_port} db={store.path.resolve()} "
             f"auth={'on' if config.auth else 'off'} spans={writer.spans_stored} "
-            f"notify={len(routing.destinations)} "
+            f"notify={len(routing.destinations)} judge={config.judge} "
             f"(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
             f"Ctrl-C or SIGTERM to stop)"
         )

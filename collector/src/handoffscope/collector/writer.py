@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.processor.allowlist import SpanBatch
-from handoffscope.collector.store.duckdb_store import DuckDBStore, build_spans_table
+from handoffscope.collector.store.duckdb_store import DuckDBStore, build_spans_table, span_keys
 
 log = logging.getLogger(__name__)
 
@@ -280,17 +280,10 @@ def _fresh_drops(jobs: list[_Job], new_spans: pa.Table, offered: int) -> Counter
         for job in jobs:
             drops.update(job.batch.drops)
         return drops
-    new_keys = set(
-        zip(
-            new_spans.column("span_id").to_pylist(),
-            new_spans.column("trace_id").to_pylist(),
-            strict=True,
-        )
-    )
+    new_keys = span_keys(new_spans)
     for job in jobs:
         t = job.table
-        keys = zip(t.column("span_id").to_pylist(), t.column("trace_id").to_pylist(), strict=True)
-        if t.num_rows == 0 or any(k in new_keys for k in keys):
+        if t.num_rows == 0 or pc.any(pc.is_in(span_keys(t), value_set=new_keys)).as_py():
             drops.update(job.batch.drops)
     return drops
 
@@ -301,13 +294,15 @@ def _group_table(jobs: list[_Job]) -> pa.Table:
     if not tables:
         return jobs[0].table
     table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-    keys = pc.binary_join_element_wise(table.column("trace_id"), table.column("span_id"), "")
+    keys = span_keys(table)
     if pc.count_distinct(keys).as_py() == table.num_rows:
-        return table  # the usual case, decided without a Python loop
-    seen: set = set()
-    keep = []
-    for i, key in enumerate(keys.to_pylist()):
-        if key not in seen:
-            seen.add(key)
-            keep.append(i)
-    return table.take(keep)
+        return table  # the usual case
+    # The first row of each key, found by Arrow's hash aggregation rather than a Python
+    # loop over the rows (a group can hold 32k spans; a retry storm makes many copies).
+    first = (
+        pa.table({"key": keys, "row": pa.array(range(table.num_rows), pa.int64())})
+        .group_by("key", use_threads=False)
+        .aggregate([("row", "min")])
+        .column("row_min")
+    )
+    return table.take(first.take(pc.sort_indices(first)))  # in arrival order

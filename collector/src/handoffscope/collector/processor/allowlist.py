@@ -32,6 +32,12 @@ its neighbours in the export are stored.
 
 Output is column lists, one per `spans` column, ready for one Arrow table per export:
 building rows as dicts and converting later would cost a second pass.
+
+It reads the export through `receiver/lean_trace.py` (attributes as their encoded bytes)
+and decides each distinct encoded attribute once: a kept contract value is remembered by
+its bytes, so a span of values seen before costs a dict lookup per attribute instead of
+a protobuf read and a check (≈5 µs a span instead of ≈30, docs/storage.md). The decision
+is `compile_check`, which a property test holds equal to `semconv.check_value`.
 """
 
 from __future__ import annotations
@@ -43,9 +49,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope, KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from handoffscope.collector.processor.translate import Translation
 from handoffscope.collector.receiver.decode import READERS
+from handoffscope.collector.receiver.lean_trace import parse_lean
 from handoffscope.collector.store.duckdb_store import ATTRIBUTE_COLUMNS, SPAN_SCHEMA
 from handoffscope.instrumentation import semconv as sc
 
@@ -134,10 +144,28 @@ def compile_check(spec: sc.AttributeSpec) -> Callable[[object], object]:
     return check_generic
 
 
-# attribute name -> (column, compiled check), looked up once per value.
+# attribute name -> (index of its column in ATTRIBUTE_COLUMNS, compiled check)
 _PLAN = {
-    name: (ATTRIBUTE_COLUMNS[name], compile_check(spec)) for name, spec in sc.ATTRIBUTES.items()
+    name: (index, compile_check(sc.ATTRIBUTES[name]))
+    for index, name in enumerate(ATTRIBUTE_COLUMNS)
 }
+
+MAX_DECIDED = 16_384
+"""Encoded attributes whose outcome the allowlist remembers (then it starts afresh)."""
+
+
+def _decide(raw: bytes) -> tuple[int, object]:
+    """What to do with one encoded `KeyValue`: (column index, value) to keep it, or
+    (-1, its name) to drop and count it."""
+    kv = KeyValue.FromString(raw)
+    key = kv.key
+    entry = _PLAN.get(key)
+    if entry is not None:
+        value = entry[1](kv.value)
+        if value is not None:
+            return entry[0], value
+    return -1, key
+
 
 # Why a span is refused: a bounded code (label `reason` of handoffscope_spans_refused_total)
 # and the sentence partial_success.error_message says for it.
@@ -191,6 +219,12 @@ class Allowlist:
         self._max_skew_ns = int(max_clock_skew_s * 1e9)
         self._clock = clock
         self._drop_keys: set[tuple[str, str]] = set()
+        # Encoded attribute -> outcome, for attributes KEPT: a contract value recurs
+        # (agent names, statuses, flags) and is decided once, not once per span. Only
+        # kept ones are remembered, so what stays in memory is checked contract values,
+        # never content, and at most MAX_DECIDED of them (each bounded by its max_len).
+        # Shared by the receivers' threads: a lost race costs a second decision, no more.
+        self._decided: dict[bytes, tuple[int, object]] = {}
         self._lock = threading.Lock()
 
     def _drop_key(self, service: str, name: str) -> tuple[str, str]:
@@ -206,11 +240,20 @@ class Allowlist:
         return key
 
     def process(
-        self, request: ExportTraceServiceRequest, translation: Translation | None = None
+        self,
+        request: ExportTraceServiceRequest,
+        translation: Translation | None = None,
+        *,
+        body: bytes | bytearray | None = None,
     ) -> SpanBatch:
         """`translation`: what the translators did to `request` beforehand (its foreign
-        spans count as received, their dropped content as drops)."""
-        total = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+        spans count as received, their dropped content as drops). `body`: the protobuf
+        bytes `request` was parsed from, when the receiver has them (saves encoding it
+        again; ignored once translators changed the request)."""
+        if body is None or translation is not None:
+            body = request.SerializeToString()
+        export = parse_lean(body)
+        total = sum(len(ss.spans) for rs in export.resource_spans for ss in rs.scope_spans)
         columns: dict[str, list] = {c: [None] * total for c in _DATA_COLUMNS}
         c_trace = columns["trace_id"]
         c_span = columns["span_id"]
@@ -220,8 +263,8 @@ class Allowlist:
         c_end = columns["end_ns"]
         c_run_id = columns[_RUN_ID_COLUMN]
         attribute_columns = [columns[c] for c in ATTRIBUTE_COLUMNS.values()]
-        # name -> (this batch's column list, compiled check): one dict lookup per value
-        plan_get = {name: (columns[column], check) for name, (column, check) in _PLAN.items()}.get
+        decided = self._decided
+        decided_get = decided.get
         # (service, raw name); folded through _drop_key below
         raw_drops: Counter = Counter(translation.drops) if translation else Counter()
         refused: Counter = Counter()
@@ -230,16 +273,18 @@ class Allowlist:
         # One reading of the clock per export: the window is the same for all its spans.
         latest = min(self._clock() + self._max_skew_ns, _MAX_I64)
 
-        for rs in request.resource_spans:
-            service = service_of(rs.resource.attributes)
-            for kv in rs.resource.attributes:
+        for rs in export.resource_spans:
+            resource = Resource.FromString(b"".join(rs.resource))
+            service = service_of(resource.attributes)
+            for kv in resource.attributes:
                 if kv.key.startswith(_SDK_IDENTITY):
                     continue  # every OTel SDK sends these; not content, not worth a count
                 if kv.key != sc.SERVICE_NAME or service == UNKNOWN_SERVICE:
                     raw_drops[(service, kv.key)] += 1
             for ss in rs.scope_spans:
-                for kv in ss.scope.attributes:
-                    raw_drops[(service, kv.key)] += 1
+                if ss.scope:
+                    for kv in InstrumentationScope.FromString(b"".join(ss.scope)).attributes:
+                        raw_drops[(service, kv.key)] += 1
                 for span in ss.spans:
                     name = span.name
                     if name not in _SPAN_NAMES:
@@ -268,21 +313,22 @@ class Allowlist:
                     # Values go straight into row `kept`; a refused span's row is
                     # cleared below and reused (refusals are rare, so this is cheaper
                     # than collecting each span's values first).
-                    for kv in span.attributes:
-                        key = kv.key
-                        entry = plan_get(key)
-                        if entry is None:
-                            raw_drops[(service, key)] += 1
-                            continue
-                        column, check = entry
-                        value = check(kv.value)
-                        if value is None:
-                            raw_drops[(service, key)] += 1
+                    for raw in span.attributes:
+                        outcome = decided_get(raw)
+                        if outcome is None:
+                            outcome = _decide(raw)
+                            if outcome[0] >= 0:
+                                if len(decided) >= MAX_DECIDED:
+                                    decided.clear()
+                                decided[raw] = outcome
+                        index, value = outcome
+                        if index < 0:
+                            raw_drops[(service, value)] += 1
                         else:
-                            column[kept] = value
+                            attribute_columns[index][kept] = value
                     if span.events:
                         for event in span.events:
-                            for kv in event.attributes:
+                            for kv in Span.Event.FromString(event).attributes:
                                 raw_drops[(service, kv.key)] += 1
                     if c_run_id[kept] is None:
                         refused[REFUSED_NO_RUN_ID] += 1

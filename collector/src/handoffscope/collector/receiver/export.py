@@ -54,11 +54,17 @@ class ExportHandler:
         self.metrics = metrics
 
     def accept(
-        self, request: ExportTraceServiceRequest, received_ns: int
+        self,
+        request: ExportTraceServiceRequest,
+        received_ns: int,
+        body: bytes | bytearray | None = None,
     ) -> tuple[SpanBatch, Future | None]:
-        """Translate foreign spans, allowlist, queue; raises writer.QueueFull / WriterClosed."""
+        """Translate foreign spans, allowlist, queue; raises writer.QueueFull / WriterClosed.
+
+        `body`: the protobuf bytes `request` was parsed from, if the receiver has them
+        (the allowlist reads them again its own way, `receiver/lean_trace.py`)."""
         translation = self.translators.translate(request, service_of)
-        batch = self.allowlist.process(request, translation)
+        batch = self.allowlist.process(request, translation, body=body)
         self.metrics.inc("spans_received", batch.received)
         if not batch.received and not batch.drops:
             return batch, None  # an empty export: nothing to commit

@@ -85,7 +85,7 @@ class OTLPGRPCReceiver:
         except decode.DecodeError as exc:
             self._abort(context, m.BAD_REQUEST, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         try:
-            batch, committed = self.handler.accept(export, received_ns)
+            batch, committed = self.handler.accept(export, received_ns, request)
         except QueueFull as exc:
             self._abort(
                 context,

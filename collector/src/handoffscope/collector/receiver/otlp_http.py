@@ -252,8 +252,11 @@ class OTLPHTTPReceiver:
         self, body: bytearray, encoding: str, content_type: str, received_ns: int
     ) -> tuple[SpanBatch, Future | None]:
         """Inflate, decode, allowlist and queue (on the loop or in a worker thread)."""
-        export = decode.parse(decode.inflate(body, encoding, self.max_body_bytes), content_type)
-        return self.handler.accept(export, received_ns)
+        raw = decode.inflate(body, encoding, self.max_body_bytes)
+        export = decode.parse(raw, content_type)
+        return self.handler.accept(
+            export, received_ns, raw if content_type == decode.PROTOBUF else None
+        )
 
     def _unavailable(self, message: str, content_type: str) -> Response:
         return self._answer(

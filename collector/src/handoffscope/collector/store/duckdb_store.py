@@ -107,6 +107,11 @@ def build_spans_table(columns: Mapping[str, list]) -> pa.Table:
     )
 
 
+def span_keys(table: pa.Table) -> pa.ChunkedArray:
+    """One string per row naming the span: trace_id + span_id (both fixed-width hex)."""
+    return pc.binary_join_element_wise(table.column("trace_id"), table.column("span_id"), "")
+
+
 def _rows(con: duckdb.DuckDBPyConnection, query: str, params: object = None) -> list[tuple]:
     # Read every row: DuckDB 2 keeps a partly read result open on the connection and
     # refuses other work (register, the next transaction) until it is finished.
@@ -269,25 +274,12 @@ class DuckDBStore:
         self._max_start_ns = max(latest, self._max_start_ns or latest)
         new = incoming
         if stored:
-            seen = set(stored)
-            keep = [
-                key not in seen
-                for key in zip(
-                    incoming.column("trace_id").to_pylist(),
-                    incoming.column("span_id").to_pylist(),
-                    strict=True,
-                )
-            ]
-            new = incoming.filter(pa.array(keep, pa.bool_()))
+            stored_keys = pa.array([trace + span for trace, span in stored], pa.string())
+            new = incoming.filter(pc.invert(pc.is_in(span_keys(incoming), value_set=stored_keys)))
         if new.num_rows:
-            stored_rows = new
-            if commit_seq is not None:
-                stored_rows = new.append_column(
-                    "commit_seq", pa.array([commit_seq] * new.num_rows, pa.int64())
-                )
-            con.register("new_spans", stored_rows)
+            con.register("new_spans", new)
             try:
-                _rows(con, "insert_spans")
+                _rows(con, "insert_spans", {"commit_seq": commit_seq})
             finally:
                 con.unregister("new_spans")
         return new
