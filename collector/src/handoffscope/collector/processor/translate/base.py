@@ -98,6 +98,21 @@ class ForeignSpan:
         found = self._batch.get(self._span.parent_span_id)
         return ForeignSpan(found, self._batch) if found is not None else None
 
+    def children(self) -> list[ForeignSpan]:
+        """The span's children that travelled in the same export (same scope), in start order.
+
+        For a root span that ends after its children and must say what they did (Strands'
+        `invoke_swarm` never records its outcome: its last agent's refused handoff does).
+        The SDK's batch processor exports spans in end order, so what is here is the LAST
+        children: an earlier export may hold earlier ones, never later ones.
+        """
+        if not self._batch:
+            return []
+        me = self._span.span_id
+        found = [s for s in self._batch.values() if s.parent_span_id == me]
+        found.sort(key=lambda s: s.start_time_unix_nano)
+        return [ForeignSpan(s, self._batch) for s in found]
+
     def ancestor(self, predicate: Callable[[ForeignSpan], bool]) -> ForeignSpan | None:
         """The nearest ancestor in the same export that satisfies `predicate` (bounded walk)."""
         span = self.parent()
