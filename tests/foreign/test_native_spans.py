@@ -168,3 +168,43 @@ def test_sentinel_absent_everywhere(
     assert collector.metric("handoffscope_spans_rejected_total") == 0  # absorbed, not refused
     read = check_verdicts(collector, framework, scenario)
     assert_content_free(collector, tail, stored="billing", answers={"(verdicts)": json.dumps(read)})
+
+
+def test_adk_resume_is_a_second_run_of_the_same_conversation(
+    framework_env: Any, run_scenario: Any, collector: Any
+) -> None:
+    """Two messages to one ADK session: two invocations, two traces. Each is a run judged
+    on its own (the second starts where the session left off, at billing, with no handoff);
+    both carry the session id, so a search by it finds the two together."""
+    run = run_scenario(framework_env("adk"), collector, "resume")
+    conversation = run.result["conversation"]
+    assert run.result["invocations"] == [["triage", "billing"], ["billing"]], run.result
+    assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
+    assert collector.metric("handoffscope_spans_rejected_total") == 0
+
+    def completed(r: dict[str, Any]) -> bool:
+        return r.get("status") == sc.RUN_STATUS_COMPLETED
+
+    found = collector.api("/api/v1/runs", q=conversation, ids="true")["runs"]
+    assert len(found) == 2, found
+    assert collector.api("/api/v1/runs", q=conversation[::-1])["runs"] == []  # q does filter
+    runs = sorted(
+        (collector.run(r["run_id"], completed) for r in found),
+        key=lambda r: len(r["handoffs"]),
+    )
+    second, first = runs
+    assert [(h["from_agent"], h["to_agent"], h["verdict"]) for h in first["handoffs"]] == [(*TB, H)]
+    assert (first["verdict"], first["final_agent"]) == (sc.UNVERIFIED, "billing")
+    assert (second["verdict"], second["final_agent"], second["handoffs"]) == (
+        sc.UNVERIFIED,
+        "billing",
+        [],
+    )
+    for r in runs:
+        assert r["conversation_ids"] == [conversation]
+        assert r["source"] == "adk"
+    assert {r["run_id"] for r in found} == {r["run_id"] for r in runs}
+    assert len({tid for r in found for tid in r["trace_ids"]}) == 2  # one trace each
+    tail = run.sentinel.rsplit("-", 1)[1]
+    answers = {"(runs)": json.dumps([found, runs])}
+    assert_content_free(collector, tail, stored="billing", answers=answers)

@@ -227,3 +227,11 @@ class Translator:
         for every source measured. Override to stitch a run across traces by a
         conversation id the source puts on EVERY span of the run."""
         return span.trace_id
+
+    def conversation_id(self, span: ForeignSpan) -> str | None:
+        """The conversation (session, thread) the span's run belongs to, stamped as
+        `gen_ai.conversation.id` on its evidence: the runs of one conversation (a resume is
+        a new trace, so a new run) are then found together (`GET /api/v1/runs?q=<id>`),
+        at any collector, without merging them. Default: none. Only an id the source
+        defines as one, never a content field; the allowlist checks it is a code."""
+        return None
