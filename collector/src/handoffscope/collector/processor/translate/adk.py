@@ -39,8 +39,8 @@ from handoffscope.collector.processor.translate.base import (
     ForeignSpan,
     Translator,
     arrival,
-    request,
     run_span,
+    tool_call_request,
 )
 from handoffscope.instrumentation import semconv as sc
 
@@ -49,7 +49,6 @@ OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_TYPE = "gen_ai.tool.type"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
 CONVERSATION_ID = "gen_ai.conversation.id"
 WORKFLOW_OPERATIONS = ("invoke_workflow", "invocation")
 TRANSFER_TOOL = "transfer_to_agent"
@@ -99,13 +98,5 @@ class AdkTranslator(Translator):
             sender = span.text(AGENT_NAME)
             if not sender:
                 return []
-            call_id = span.text(TOOL_CALL_ID)
-            attrs = {
-                sc.HANDOFF_ID: call_id or f"adk-{span.span_id}",
-                sc.KIND: sc.KIND_HANDOFF,
-                sc.FROM_AGENT: sender,
-            }
-            if call_id:
-                attrs[sc.TOOL_CALL_ID] = call_id
-            return [request(**attrs)]
+            return [tool_call_request(span, "adk", sender)]
         return []

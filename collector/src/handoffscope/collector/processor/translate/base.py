@@ -59,6 +59,30 @@ def request(**attributes: object) -> Evidence:
     return Evidence(sc.SPAN_REQUEST, dict(attributes))
 
 
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+"""The GenAI convention's tool-call id: content-free where the framework sets it (ADK,
+Strands, AutoGen: the model's call id or the framework's own)."""
+
+
+def tool_call_request(
+    span: ForeignSpan, prefix: str, sender: str, to: str | None = None
+) -> Evidence:
+    """The request of a handoff carried by a tool call: its handoff id is the call's
+    `gen_ai.tool.call.id` (also sent as `handoff.tool_call.id`), so every piece of the
+    handoff can name it; without one, an id derived from the span (`<prefix>-<span id>`)."""
+    call_id = span.text(TOOL_CALL_ID)
+    attrs: dict[str, object] = {
+        sc.HANDOFF_ID: call_id or f"{prefix}-{span.span_id}",
+        sc.KIND: sc.KIND_HANDOFF,
+        sc.FROM_AGENT: sender,
+    }
+    if to:
+        attrs[sc.TO_AGENT] = to
+    if call_id:
+        attrs[sc.TOOL_CALL_ID] = call_id
+    return request(**attrs)
+
+
 def arrival(agent: str) -> Evidence:
     """The destination side of a handoff the source cannot name: `agent` started running.
 

@@ -42,8 +42,8 @@ from handoffscope.collector.processor.translate.base import (
     ForeignSpan,
     Translator,
     arrival,
-    request,
     run_span,
+    tool_call_request,
 )
 from handoffscope.instrumentation import semconv as sc
 
@@ -51,7 +51,6 @@ SCOPE = "strands.telemetry.tracer"
 OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
 HANDOFF_TOOL = "handoff_to_agent"
 
 
@@ -112,13 +111,5 @@ class StrandsTranslator(Translator):
             sender = owner.text(AGENT_NAME) if owner else None
             if not sender:
                 return []
-            call_id = span.text(TOOL_CALL_ID)
-            attrs = {
-                sc.HANDOFF_ID: call_id or f"strands-{span.span_id}",
-                sc.KIND: sc.KIND_HANDOFF,
-                sc.FROM_AGENT: sender,
-            }
-            if call_id:
-                attrs[sc.TOOL_CALL_ID] = call_id
-            return [request(**attrs)]
+            return [tool_call_request(span, "strands", sender)]
         return []
