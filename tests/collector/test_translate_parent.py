@@ -89,6 +89,36 @@ def test_without_its_parent_in_the_export_a_handoff_names_no_guessed_sender() ->
     assert translate("strands.telemetry.tracer", tool) == []  # absorbed, nothing invented
 
 
+def swarm_status(*spans: Span) -> list[object]:
+    return [
+        e[sc.RUN_STATUS]
+        for e in translate("strands.telemetry.tracer", *spans)
+        if e["name"] == sc.SPAN_RUN and sc.RUN_STARTED in e
+    ]
+
+
+def test_a_swarm_whose_last_agent_handed_off_stopped_at_its_limit() -> None:
+    """Strands never marks the limit; its last agent's handoff nobody carried out does."""
+    swarm = span("invoke_swarm", gen_ai__operation__name="invoke_swarm")
+    agent, cycle, tool = strands_spans()
+    agent.parent_span_id = swarm.span_id
+    assert swarm_status(swarm, agent, cycle, tool) == [sc.RUN_STATUS_MAX_TURNS]
+    # another agent ran after the handoff: a swarm that ended on its own
+    after = span(
+        "invoke_agent billing",
+        swarm,
+        gen_ai__operation__name="invoke_agent",
+        gen_ai__agent__name="billing",
+    )
+    after.start_time_unix_nano = agent.start_time_unix_nano + 10
+    assert swarm_status(swarm, agent, cycle, tool, after) == [sc.RUN_STATUS_COMPLETED]
+    # a handoff the swarm refused at once (unknown agent: ERROR) asked for nothing
+    tool.status.code = tool.status.STATUS_CODE_ERROR
+    assert swarm_status(swarm, agent, cycle, tool) == [sc.RUN_STATUS_COMPLETED]
+    # the last agent's spans went in an earlier export: nothing to read, nothing guessed
+    assert swarm_status(swarm) == [sc.RUN_STATUS_COMPLETED]
+
+
 def test_autogen_runs_are_the_team_across_traces() -> None:
     agent = span(
         "invoke_agent billing",

@@ -118,6 +118,33 @@ def token_api(module_collector_factory: Any) -> tuple[str, str]:
     return proc.http_endpoint, TOKEN
 
 
+FOREIGN_APP = Path(__file__).resolve().parents[1] / "foreign" / "agents_app.py"
+FOREIGN_APP_TIMEOUT_S = 240.0
+
+
+@pytest.fixture(scope="module")
+def foreign_api(module_collector_factory: Any) -> tuple[str, dict[str, Any]]:
+    """(URL, run ids) of a real collector holding the same Agents SDK run twice: traced by
+    the real OpenInference instrumentation (translated: `healthy`) and by our shim on the
+    same provider (`shim`), both through the real OTLP exporter (tests/foreign/agents_app.py
+    --mixed, in a subprocess: the instrumentation registers itself globally)."""
+    import json
+
+    proc = module_collector_factory()
+    done = subprocess.run(
+        [sys.executable, str(FOREIGN_APP), "openinference", proc.http_endpoint, "--mixed"],
+        capture_output=True,
+        text=True,
+        timeout=FOREIGN_APP_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    ids = {"foreign": out["healthy"], "shim": out["shim"]["healthy"]}
+    _wait_visible(proc.http_endpoint, tuple(ids.values()))
+    return proc.http_endpoint, ids
+
+
 @pytest.fixture
 def closed_port_api() -> Iterator[str]:
     """A URL where nothing listens: bind a free port, then close it."""

@@ -28,7 +28,7 @@ import os
 import sys
 from typing import Any
 
-from agents import Agent, RunConfig, Runner, function_tool, gen_trace_id
+from agents import Agent, Handoff, RunConfig, Runner, function_tool, gen_trace_id
 from agents.exceptions import MaxTurnsExceeded
 from agents.testing import ScriptedModel, assistant_message, function_call
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -131,7 +131,33 @@ async def turn_limit(shim: dict[str, str]) -> None:
     raise AssertionError("the tool loop should exhaust max_turns")
 
 
-SCENARIOS = (healthy, ping_pong, turn_limit)
+async def undeclared(shim: dict[str, str]) -> None:
+    """triage's only declared handoff is to billing; the runtime sends the run to fraud (a
+    custom Handoff named for billing whose invoke returns another agent)."""
+    model = ScriptedModel(
+        [
+            [function_call("transfer_to_billing", {}, call_id="call_u1")],
+            [assistant_message(planted("final-answer"))],
+        ],
+        emit_traces=True,
+    )
+    fraud = Agent(name="fraud", instructions=planted("fraud"), model=model)
+
+    async def invoke(ctx: Any, args: str) -> Agent[Any]:
+        return fraud
+
+    misrouted = Handoff(
+        tool_name="transfer_to_billing",
+        tool_description=planted("handoff-description"),
+        input_json_schema={},
+        on_invoke_handoff=invoke,
+        agent_name="billing",
+    )
+    triage = Agent(name="triage", instructions=planted("triage"), model=model, handoffs=[misrouted])
+    await Runner.run(triage, planted("prompt"), run_config=run_config("undeclared", shim))
+
+
+SCENARIOS = (healthy, ping_pong, turn_limit, undeclared)
 
 
 def instrument(source: str, provider: TracerProvider, processors: list[SpanProcessor]) -> None:

@@ -10,7 +10,10 @@ expects of each scenario, whatever the source:
   the run completed without a verifier, so it is `unverified`, labelled with its source;
 - ping-pong (triage <-> billing until max_turns): a loop;
 - turn limit (one handoff, then a tool loop until max_turns): the handoff is fine, the
-  run failed (`run_failed`, status `max_turns`), and it is no loop.
+  run failed (`run_failed`, status `max_turns`), and it is no loop;
+- undeclared (triage declares only billing; the runtime sends the run to fraud): where
+  the source shows the sender's declared handoffs (Logfire), `route_rejected` as our own
+  adapter judges it; elsewhere the route is `not_observed` and the handoff reads healthy.
 """
 
 from __future__ import annotations
@@ -26,8 +29,14 @@ from support.privacy import assert_content_free
 from handoffscope.instrumentation import semconv as sc
 
 SOURCES = {"openinference": "OpenInference", "openllmetry": "OpenLLMetry", "logfire": "Logfire"}
-SCENARIOS = ("healthy", "ping_pong", "turn_limit")
+SCENARIOS = ("healthy", "ping_pong", "turn_limit", "undeclared")
 NOT_SEEN = {"route", "control", "tool_protocol", "context"}
+ROUTE_SEEN = {"logfire"}
+"""Sources whose spans say which handoffs the sender declared (Logfire's `handoffs`)."""
+
+
+def not_seen(source: str) -> set[str]:
+    return NOT_SEEN - {"route"} if source in ROUTE_SEEN else NOT_SEEN
 
 
 def ended(run: dict[str, Any]) -> bool:
@@ -67,6 +76,7 @@ def test_healthy_handoff(seeded: dict[str, Any], source: str) -> None:
     assert (run["source"], run["source_label"]) == (source, SOURCES[source])
     assert run["not_observed"].startswith(f"from {SOURCES[source]} spans: ")
     assert "waits" in run["not_observed"] and "context" in run["not_observed"]
+    assert ("route" in run["not_observed"]) is (source not in ROUTE_SEEN)
     assert run["path"] == ["triage", "billing"]
     (h,) = run["handoffs"]
     assert (h["from_agent"], h["to_agent"], h["verdict"], h["kind"]) == (
@@ -77,8 +87,10 @@ def test_healthy_handoff(seeded: dict[str, Any], source: str) -> None:
     )
     assert h["destination_started"] is True
     boundaries = h["boundaries"]
-    assert {b for b, state in boundaries.items() if state == sc.NOT_OBSERVED} == NOT_SEEN
+    assert {b for b, state in boundaries.items() if state == sc.NOT_OBSERVED} == not_seen(source)
     assert boundaries["destination"] == sc.PASSED
+    if source in ROUTE_SEEN:
+        assert (h["route_declared"], boundaries["route"]) == (True, sc.PASSED)
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -106,6 +118,23 @@ def test_turn_limit_fails_the_run(seeded: dict[str, Any], source: str) -> None:
     assert [(h["from_agent"], h["to_agent"], h["verdict"]) for h in run["handoffs"]] == [
         ("triage", "billing", sc.HEALTHY)
     ]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_undeclared_destination(seeded: dict[str, Any], source: str) -> None:
+    run = seeded["runs"][(source, "undeclared")]
+    (h,) = run["handoffs"]
+    assert (h["from_agent"], h["to_agent"], run["final_agent"]) == ("triage", "fraud", "fraud")
+    if source in ROUTE_SEEN:
+        assert (run["verdict"], h["verdict"], h["failed_boundary"]) == (
+            sc.ROUTE_REJECTED,
+            sc.ROUTE_REJECTED,
+            sc.BOUNDARY_ROUTE,
+        )
+        assert (h["route_declared"], h["boundaries"]["route"]) == (False, sc.FAILED)
+    else:
+        assert (run["verdict"], h["verdict"]) == (sc.UNVERIFIED, sc.HEALTHY)
+        assert h["route_declared"] is None and h["boundaries"]["route"] == sc.NOT_OBSERVED
 
 
 def test_mixed_export_keeps_both(seeded: dict[str, Any]) -> None:

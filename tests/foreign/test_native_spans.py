@@ -11,7 +11,8 @@ JSON blobs). Then:
   a driver that silently did nothing cannot pass;
 - the run reads, through the query API, as a careful human reading those spans would
   judge it (`EXPECTED`; what each source cannot show is in docs/foreign-spans.md: Strands
-  and AutoGen never say a run stopped at its limit, so their cut-off ping-pong is the
+  never says a run stopped at its limit, but its last agent's refused handoff does, so its
+  cut-off ping-pong is a loop; AutoGen shows neither, so its cut-off ping-pong is the
   handoff the framework refused — `destination_not_started` — not a loop);
 - every span the driver ended reached the collector (`spans_received_total`);
 - the sentinel is in no API answer, not in /metrics, not in the collector's log;
@@ -65,17 +66,19 @@ EXPECTED: dict[tuple[str, str], tuple[str, str, bool, list[tuple[Any, Any, str]]
     ("adk", "limit"): (sc.RUN_FAILED, sc.RUN_STATUS_MAX_TURNS, False, [(*TB, H)]),
     ("adk", "error"): (sc.RUN_FAILED, sc.RUN_STATUS_FAILED, False, []),
     ("strands", "healthy"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+    # Strands: the swarm's last agent asked for a handoff no agent carried out — refused at
+    # the swarm's limit (max_turns); the refused request names no destination.
     ("strands", "pingpong"): (
-        DNS,
-        sc.RUN_STATUS_COMPLETED,
-        False,
-        [(*TB, H), (*BT, H), (*TB, H), ("billing", None, DNS)],
+        LOOP,
+        sc.RUN_STATUS_MAX_TURNS,
+        True,
+        [(*TB, H), (*BT, LOOP), (*TB, LOOP), ("billing", None, LOOP)],
     ),
     ("strands", "limit"): (
-        DNS,
-        sc.RUN_STATUS_COMPLETED,
+        sc.RUN_FAILED,
+        sc.RUN_STATUS_MAX_TURNS,
         False,
-        [(*TB, H), ("billing", None, DNS)],
+        [(*TB, H), ("billing", None, sc.RUN_FAILED)],
     ),
     ("strands", "error"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
     ("autogen", "healthy"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
@@ -107,7 +110,10 @@ def check_verdicts(collector: Any, framework: str, scenario: str) -> list[Any]:
         # Boundaries the source cannot show are not_observed, never passed.
         seen_not = {b for b, state in h["boundaries"].items() if state == sc.NOT_OBSERVED}
         assert seen_not == NOT_SEEN, h["boundaries"]
-        expected_destination = sc.FAILED if h["verdict"] == DNS else sc.PASSED
+        if h["destination_started"]:
+            expected_destination = sc.PASSED
+        else:  # never admitted: a failure of its own, or not reached (the run's limit)
+            expected_destination = sc.FAILED if h["verdict"] == DNS else sc.UNKNOWN
         assert h["boundaries"]["destination"] == expected_destination, h
     if hops:
         assert run["path"][:2] == ["triage", "billing"]
@@ -162,3 +168,43 @@ def test_sentinel_absent_everywhere(
     assert collector.metric("handoffscope_spans_rejected_total") == 0  # absorbed, not refused
     read = check_verdicts(collector, framework, scenario)
     assert_content_free(collector, tail, stored="billing", answers={"(verdicts)": json.dumps(read)})
+
+
+def test_adk_resume_is_a_second_run_of_the_same_conversation(
+    framework_env: Any, run_scenario: Any, collector: Any
+) -> None:
+    """Two messages to one ADK session: two invocations, two traces. Each is a run judged
+    on its own (the second starts where the session left off, at billing, with no handoff);
+    both carry the session id, so a search by it finds the two together."""
+    run = run_scenario(framework_env("adk"), collector, "resume")
+    conversation = run.result["conversation"]
+    assert run.result["invocations"] == [["triage", "billing"], ["billing"]], run.result
+    assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
+    assert collector.metric("handoffscope_spans_rejected_total") == 0
+
+    def completed(r: dict[str, Any]) -> bool:
+        return r.get("status") == sc.RUN_STATUS_COMPLETED
+
+    found = collector.api("/api/v1/runs", q=conversation, ids="true")["runs"]
+    assert len(found) == 2, found
+    assert collector.api("/api/v1/runs", q=conversation[::-1])["runs"] == []  # q does filter
+    runs = sorted(
+        (collector.run(r["run_id"], completed) for r in found),
+        key=lambda r: len(r["handoffs"]),
+    )
+    second, first = runs
+    assert [(h["from_agent"], h["to_agent"], h["verdict"]) for h in first["handoffs"]] == [(*TB, H)]
+    assert (first["verdict"], first["final_agent"]) == (sc.UNVERIFIED, "billing")
+    assert (second["verdict"], second["final_agent"], second["handoffs"]) == (
+        sc.UNVERIFIED,
+        "billing",
+        [],
+    )
+    for r in runs:
+        assert r["conversation_ids"] == [conversation]
+        assert r["source"] == "adk"
+    assert {r["run_id"] for r in found} == {r["run_id"] for r in runs}
+    assert len({tid for r in found for tid in r["trace_ids"]}) == 2  # one trace each
+    tail = run.sentinel.rsplit("-", 1)[1]
+    answers = {"(runs)": json.dumps([found, runs])}
+    assert_content_free(collector, tail, stored="billing", answers=answers)

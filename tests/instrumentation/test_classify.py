@@ -254,3 +254,21 @@ def test_a_run_stopped_while_cycling_is_a_loop_whichever_handoff_was_last() -> N
     # stopped while going somewhere new: not cycling
     onward = [*hops[:2], HandoffStep("3", "sup", "writer", "fp", 3)]
     assert find_loops(onward, stopped=True).looping_ids == set()
+
+
+def test_a_refused_last_request_after_a_return_is_cut_while_cycling() -> None:
+    """A source that names the destination only by its arrival (Strands) leaves the request
+    the limit refused with no destination: the run was still going round when it stopped."""
+    bounce = [
+        HandoffStep("1", "triage", "billing", None, None),
+        HandoffStep("2", "billing", "triage", None, None),
+        HandoffStep("3", "triage", "billing", None, None),
+    ]
+    refused = HandoffStep("4", "billing", None, None, None)
+    cut = find_loops([*bounce, refused], stopped=True)
+    assert cut.looping_ids == {"2", "3", "4"}
+    assert cut.cycle == ["billing", "triage", "billing"]
+    # not stopped at a limit: no loop is stated from the refusal
+    assert find_loops([*bounce, refused]).looping_ids == set()
+    # one handoff, then a refused one: no return, so no cycling (a limit, not a loop)
+    assert find_loops([bounce[0], refused], stopped=True).looping_ids == set()

@@ -32,9 +32,11 @@ SENTINEL = os.environ.get("HANDOFFSCOPE_SENTINEL", "SENTINEL-unset-7f3a")
 SCENARIOS = ("healthy", "pingpong", "limit", "error")
 
 
-def scenario_from_argv() -> str:
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        sys.exit(f"usage: scenario.py {{{','.join(SCENARIOS)}}}")
+def scenario_from_argv(extra: tuple[str, ...] = ()) -> str:
+    """The scenario named on the command line: one of SCENARIOS, or of a driver's `extra`."""
+    known = (*SCENARIOS, *extra)
+    if len(sys.argv) != 2 or sys.argv[1] not in known:
+        sys.exit(f"usage: scenario.py {{{','.join(known)}}}")
     return sys.argv[1]
 
 

@@ -581,6 +581,8 @@ class QueryAPI:
                 body = run_summary_json(r, r["verdict"])
                 body.update(
                     final_agent=r["final_agent"],
+                    source=r["source"],
+                    source_label=source_label(r["source"]),
                     in_flight=bool(r["in_flight"]),
                     stuck=bool(r["stuck"]),
                     seconds_since_last_activity=_seconds(now, r["last_activity_ns"]),

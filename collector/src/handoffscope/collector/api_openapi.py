@@ -162,6 +162,8 @@ SCHEMAS: dict[str, Any] = {
         {
             **RUN_SUMMARY_PROPS,
             "final_agent": NSTR,
+            "source": NSTR,
+            "source_label": NSTR,
             "in_flight": BOOL,
             "stuck": BOOL,
             "seconds_since_last_activity": NNUM,
@@ -171,6 +173,8 @@ SCHEMAS: dict[str, Any] = {
         required=[
             *RUN_SUMMARY_PROPS,
             "final_agent",
+            "source",
+            "source_label",
             "in_flight",
             "stuck",
             "seconds_since_last_activity",

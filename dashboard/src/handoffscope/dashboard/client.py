@@ -190,8 +190,8 @@ IN_FLIGHT_COLUMNS = [
     "verdict", "verdict_label", "stuck", "loop", "pending_approvals",
 ]  # fmt: skip
 RUN_LIST_COLUMNS = [
-    *RUN_COLUMNS, "final_agent", "in_flight", "stuck", "seconds_since_last_activity",
-    "trace_ids", "conversation_ids",
+    *RUN_COLUMNS, "final_agent", "source_label", "in_flight", "stuck",
+    "seconds_since_last_activity", "trace_ids", "conversation_ids",
 ]  # fmt: skip
 EDGE_COLUMNS = [
     "kind", "from_agent", "to_agent", "count", "unhealthy", "unhealthy_share", "undeclared",

@@ -323,12 +323,20 @@ def _cut_while_cycling(steps: Sequence[HandoffStep], report: LoopReport) -> None
             held.add(step.to_agent)
             order.append(step.to_agent)
     last = steps[-1]
-    if not returns or returns[-1] is not last:
+    if last.to_agent is None and len(steps) > 1 and returns and returns[-1] is steps[-2]:
+        # The last request names no destination and none was admitted (a source that names
+        # the destination only by its arrival, e.g. Strands): the limit refused it, right
+        # after a return. Going round when it stopped, so cut by the limit: a loop too.
+        cut = returns[-1]
+        returns = [*returns, last]
+    elif not returns or returns[-1] is not last:
         return  # the run was not going round when it stopped
+    else:
+        cut = last
     for step in returns:
         if step.handoff_id not in report.looping_ids:
             report.looping_ids.add(step.handoff_id)
             report.repeats += 1
-    if not report.cycle and last.to_agent is not None:
-        start = max(i for i, a in enumerate(order[:-1]) if a == last.to_agent)
+    if not report.cycle and cut.to_agent is not None:
+        start = max(i for i, a in enumerate(order[:-1]) if a == cut.to_agent)
         report.cycle = order[start:]

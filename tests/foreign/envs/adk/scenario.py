@@ -1,7 +1,7 @@
 """Google ADK, for real, offline: a scripted `BaseLlm`, native telemetry on, OTLP/HTTP out.
 
     OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:PORT HANDOFFSCOPE_SENTINEL=... \
-        ENV_PYTHON tests/foreign/envs/adk/scenario.py {healthy,pingpong,limit}
+        ENV_PYTHON tests/foreign/envs/adk/scenario.py {healthy,pingpong,limit,error,resume}
 
 Two `LlmAgent`s, `triage` (root) with `billing` as its sub-agent; ADK gives each the
 `transfer_to_agent` function and the runner moves control when the model calls it. Each agent
@@ -18,6 +18,10 @@ never touches the network.
   `RunConfig(max_llm_calls=4)` stops the run (no bouncing: a limit, not a loop).
 - error: `lookup` raises an exception carrying the sentinel and nothing handles it: the run
   fails with it (ADK records it as an exception event on the tool, agent and workflow spans).
+- resume: two messages to the same session, each its own `run_async` invocation (its own
+  trace): triage transfers to billing, billing answers; the customer writes again and ADK
+  resumes the session with the agent that last answered, billing, which answers again.
+  The result adds the session id (`conversation`) and each invocation's authors.
 
 Content capture is ON: `ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true` and
 `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (set before ADK is imported).
@@ -39,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from driver_common import SENTINEL, finish, install_tracing, scenario_from_argv  # noqa: E402
 
-SCENARIO = scenario_from_argv()
+SCENARIO = scenario_from_argv(extra=("resume",))
 PROVIDER = install_tracing("adk-app")
 
 from google.adk.agents import LlmAgent  # noqa: E402
@@ -104,6 +108,8 @@ def scripts() -> tuple[list[types.Part], list[types.Part], int]:
     if SCENARIO == "pingpong":
         # Endless bouncing; the LLM-call limit, not the script, ends the run.
         return [to_billing], [to_triage], 6
+    if SCENARIO == "resume":
+        return [to_billing], [answer], 0
     if SCENARIO == "limit":
         # One handoff, then billing loops on its tool until the LLM-call limit.
         return [to_billing], [lookup_call], 4
@@ -132,19 +138,30 @@ async def main() -> dict[str, Any]:
     )
     runner = InMemoryRunner(agent=triage, app_name="support")
     session = await runner.session_service.create_session(app_name="support", user_id="u1")
-    message = types.Content(role="user", parts=[text(f"I want a refund {SENTINEL}")])
+    messages = [f"I want a refund {SENTINEL}"]
+    if SCENARIO == "resume":
+        messages.append(f"And the second invoice {SENTINEL}")
     config = RunConfig(max_llm_calls=max_llm_calls) if max_llm_calls else RunConfig()
     authors: list[str] = []
+    invocations: list[list[str]] = []
     error = None
     try:
-        async for event in runner.run_async(
-            user_id="u1", session_id=session.id, new_message=message, run_config=config
-        ):
-            if event.author and (not authors or authors[-1] != event.author):
-                authors.append(event.author)
+        for said in messages:
+            message = types.Content(role="user", parts=[text(said)])
+            invocations.append([])
+            async for event in runner.run_async(
+                user_id="u1", session_id=session.id, new_message=message, run_config=config
+            ):
+                if event.author and (not authors or authors[-1] != event.author):
+                    authors.append(event.author)
+                if event.author and event.author not in invocations[-1]:
+                    invocations[-1].append(event.author)
     except (LlmCallsLimitExceededError, RuntimeError) as exc:
         error = type(exc).__name__
-    return {"framework": "adk", "scenario": SCENARIO, "authors": authors, "error": error}
+    result = {"framework": "adk", "scenario": SCENARIO, "authors": authors, "error": error}
+    if SCENARIO == "resume":
+        result.update(conversation=session.id, invocations=invocations)
+    return result
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ A ticket rarely carries our run id: it carries a conversation (thread) id, a tra
 the app's own tracing, or an agent's name. The search box takes any of them — a run id
 or its beginning, a trace id, or a `gen_ai.conversation.id` one of the run's evidence spans
 carried — and the list narrows by agent, verdict, state (in flight, stuck, looping) and
-service, sorted by severity, silence, newest or latest evidence. Every choice is in the
+service, sorted by severity, silence, newest or latest evidence; a run translated from
+another instrumentation's spans names its source ("from OpenInference spans"). Every choice is in the
 URL (`runs?q=thread-12&sort=severity`), so the Live board's tiles link here and a view can
 be pasted into a ticket. The collector does the search (`/api/v1/runs`); the page says
 "N of M" when the list is capped.
@@ -114,6 +115,11 @@ with layout.guard():
         view["Verdict"] = [style.verdict_label(v) for v in runs["verdict"]]
         view["State"] = [_state_words(r) for r in runs.itertuples()]
         view["Service"] = [style.text(v) for v in runs["service"]]
+        # A run translated from another instrumentation's spans says so: what it can show
+        # differs (Run detail says what was not observed). Empty for the shim's own runs.
+        view["Source"] = [
+            f"from {style.text(v)} spans" if style.text(v) else "" for v in runs["source_label"]
+        ]
         view["Agent"] = [
             style.text(c) or style.text(f)
             for c, f in zip(runs["current_agent"], runs["final_agent"], strict=True)

@@ -153,6 +153,7 @@ def _evidence_spans(
     try:
         evidence = translator.translate(view)
         run_id = translator.run_id(view) if evidence else ""
+        conversation = translator.conversation_id(view) if evidence else None
     except Exception:  # the sender's data, whatever its shape: absorb, never fail the export
         log.debug("translator %s failed on a span", translator.source, exc_info=True)
         return []
@@ -160,6 +161,8 @@ def _evidence_spans(
     for k, ev in enumerate(evidence):
         attrs = dict(ev.attributes)
         attrs.setdefault(sc.RUN_ID, run_id)
+        if conversation:
+            attrs.setdefault(sc.GEN_AI_CONVERSATION_ID, conversation)
         attrs[sc.SOURCE] = translator.source
         if sc.HANDOFF_ID in attrs and translator.unobserved:
             attrs.setdefault(sc.UNOBSERVED, list(translator.unobserved))

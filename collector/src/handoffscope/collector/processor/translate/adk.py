@@ -3,8 +3,13 @@
 Recognised by `gen_ai.operation.name`, which ADK sets on every span in both its current
 schema (`invoke_workflow` root) and its legacy one (`ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1`:
 `invocation` root, `call_llm` spans). One trace per `Runner.run_async` invocation, so the
-run id is the trace id; `gen_ai.conversation.id` is the ADK session (a resume is a new
-trace of the same session: a new run).
+run id is the trace id. `gen_ai.conversation.id` is the ADK session: a resume (another
+message to the session) is a new trace, so a new run, and every piece of evidence carries
+the session id so the session's runs are found together (`Translator.conversation_id`).
+Not the run id: ADK leaves it off `execute_tool` spans (the handoff request) and off the
+legacy `invocation` root (measured), so a run keyed by it would split whenever their
+`invoke_agent` ancestor went in another export; the tool span takes it from that ancestor
+when it is in the same export, and carries none otherwise.
 
 - root workflow span (`invoke_workflow` / `invocation`, no parent): the run's start and
   end. ADK marks it ERROR when the run failed; `LlmCallsLimitExceededError` (ADK's
@@ -34,8 +39,8 @@ from handoffscope.collector.processor.translate.base import (
     ForeignSpan,
     Translator,
     arrival,
-    request,
     run_span,
+    tool_call_request,
 )
 from handoffscope.instrumentation import semconv as sc
 
@@ -44,7 +49,7 @@ OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_TYPE = "gen_ai.tool.type"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
+CONVERSATION_ID = "gen_ai.conversation.id"
 WORKFLOW_OPERATIONS = ("invoke_workflow", "invocation")
 TRANSFER_TOOL = "transfer_to_agent"
 TRANSFER_TOOL_TYPE = "TransferToAgentTool"
@@ -66,6 +71,13 @@ class AdkTranslator(Translator):
     scopes: ClassVar[tuple[str, ...]] = (SCOPE,)
     unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
+    def conversation_id(self, span: ForeignSpan) -> str | None:
+        found = span.text(CONVERSATION_ID)
+        if found:
+            return found
+        owner = span.ancestor(lambda s: bool(s.text(CONVERSATION_ID)))
+        return owner.text(CONVERSATION_ID) if owner else None
+
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION) or (span.name if span.name == "invocation" else None)
         if operation in WORKFLOW_OPERATIONS and span.parent_span_id is None:
@@ -86,13 +98,5 @@ class AdkTranslator(Translator):
             sender = span.text(AGENT_NAME)
             if not sender:
                 return []
-            call_id = span.text(TOOL_CALL_ID)
-            attrs = {
-                sc.HANDOFF_ID: call_id or f"adk-{span.span_id}",
-                sc.KIND: sc.KIND_HANDOFF,
-                sc.FROM_AGENT: sender,
-            }
-            if call_id:
-                attrs[sc.TOOL_CALL_ID] = call_id
-            return [request(**attrs)]
+            return [tool_call_request(span, "adk", sender)]
         return []

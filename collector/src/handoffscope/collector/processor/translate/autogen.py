@@ -41,8 +41,8 @@ from handoffscope.collector.processor.translate.base import (
     ForeignSpan,
     Translator,
     arrival,
-    request,
     run_span,
+    tool_call_request,
 )
 from handoffscope.instrumentation import semconv as sc
 
@@ -52,7 +52,6 @@ OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 AGENT_ID = "gen_ai.agent.id"
 TOOL_NAME = "gen_ai.tool.name"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
 TRANSFER_PREFIX = "transfer_to_"
 MESSAGE_TYPE = "messaging.message.type"
 DESTINATION = "messaging.destination"
@@ -112,14 +111,5 @@ class AutoGenTranslator(Translator):
             to = tool.removeprefix(TRANSFER_PREFIX)
             if not sender or not to or not _team_id(owner) or span.status == ERROR:
                 return []
-            call_id = span.text(TOOL_CALL_ID)
-            attrs = {
-                sc.HANDOFF_ID: call_id or f"autogen-{span.span_id}",
-                sc.KIND: sc.KIND_HANDOFF,
-                sc.FROM_AGENT: sender,
-                sc.TO_AGENT: to,
-            }
-            if call_id:
-                attrs[sc.TOOL_CALL_ID] = call_id
-            return [request(**attrs)]
+            return [tool_call_request(span, "autogen", sender, to)]
         return []

@@ -59,6 +59,30 @@ def request(**attributes: object) -> Evidence:
     return Evidence(sc.SPAN_REQUEST, dict(attributes))
 
 
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+"""The GenAI convention's tool-call id: content-free where the framework sets it (ADK,
+Strands, AutoGen: the model's call id or the framework's own)."""
+
+
+def tool_call_request(
+    span: ForeignSpan, prefix: str, sender: str, to: str | None = None
+) -> Evidence:
+    """The request of a handoff carried by a tool call: its handoff id is the call's
+    `gen_ai.tool.call.id` (also sent as `handoff.tool_call.id`), so every piece of the
+    handoff can name it; without one, an id derived from the span (`<prefix>-<span id>`)."""
+    call_id = span.text(TOOL_CALL_ID)
+    attrs: dict[str, object] = {
+        sc.HANDOFF_ID: call_id or f"{prefix}-{span.span_id}",
+        sc.KIND: sc.KIND_HANDOFF,
+        sc.FROM_AGENT: sender,
+    }
+    if to:
+        attrs[sc.TO_AGENT] = to
+    if call_id:
+        attrs[sc.TOOL_CALL_ID] = call_id
+    return request(**attrs)
+
+
 def arrival(agent: str) -> Evidence:
     """The destination side of a handoff the source cannot name: `agent` started running.
 
@@ -97,6 +121,21 @@ class ForeignSpan:
             return None
         found = self._batch.get(self._span.parent_span_id)
         return ForeignSpan(found, self._batch) if found is not None else None
+
+    def children(self) -> list[ForeignSpan]:
+        """The span's children that travelled in the same export (same scope), in start order.
+
+        For a root span that ends after its children and must say what they did (Strands'
+        `invoke_swarm` never records its outcome: its last agent's refused handoff does).
+        The SDK's batch processor exports spans in end order, so what is here is the LAST
+        children: an earlier export may hold earlier ones, never later ones.
+        """
+        if not self._batch:
+            return []
+        me = self._span.span_id
+        found = [s for s in self._batch.values() if s.parent_span_id == me]
+        found.sort(key=lambda s: s.start_time_unix_nano)
+        return [ForeignSpan(s, self._batch) for s in found]
 
     def ancestor(self, predicate: Callable[[ForeignSpan], bool]) -> ForeignSpan | None:
         """The nearest ancestor in the same export that satisfies `predicate` (bounded walk)."""
@@ -212,3 +251,11 @@ class Translator:
         for every source measured. Override to stitch a run across traces by a
         conversation id the source puts on EVERY span of the run."""
         return span.trace_id
+
+    def conversation_id(self, span: ForeignSpan) -> str | None:
+        """The conversation (session, thread) the span's run belongs to, stamped as
+        `gen_ai.conversation.id` on its evidence: the runs of one conversation (a resume is
+        a new trace, so a new run) are then found together (`GET /api/v1/runs?q=<id>`),
+        at any collector, without merging them. Default: none. Only an id the source
+        defines as one, never a content field; the allowlist checks it is a code."""
+        return None

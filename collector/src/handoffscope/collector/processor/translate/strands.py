@@ -6,10 +6,17 @@ unless the app configures a session manager.
 
 - `invoke_swarm` (the root): the run's start and end. Strands never records the swarm's
   outcome on it (no status, no attribute, no event, not even when the swarm stops at
-  `max_handoffs` or `max_iterations`), so its end says only that the run ended: stated as
-  `completed` as of the swarm's START, so that a failure recorded inside it wins (the judge
-  keeps the latest status). A swarm stopped by its limits therefore shows as the handoff
-  it refused: a request whose destination never started (`destination_not_started`).
+  `max_handoffs` or `max_iterations`: the span is the same as a healthy run's). One
+  structural fact tells a swarm stopped at a limit: its LAST agent asked for a handoff
+  (a successful `handoff_to_agent`) and no agent ran after it — the swarm moves control
+  whenever a handoff was asked for, and refuses one only at a limit (`max_handoffs`,
+  `max_iterations`, its timeouts, repetitive-handoff detection). Read from the swarm's
+  children in the same export (`ForeignSpan.children`); then the run's status is
+  `max_turns` (its turn limit, in the contract's words), so a ping-pong cut off by the
+  limit is a loop (DESIGN §4 rule 7) and the refused handoff is the limit's doing. When
+  the last agent did not hand off — or its spans went in an earlier export than the
+  swarm's — the end is stated as `completed` as of the swarm's START, so that a failure
+  recorded inside it wins (the judge keeps the latest status).
 - `invoke_agent`: an *arrival* of `gen_ai.agent.name` (evidence.pair_arrivals), the run's
   possible final agent, `failed` when its status is ERROR; a root `invoke_agent` (an agent
   called outside a swarm) is the run itself.
@@ -19,7 +26,7 @@ unless the app configures a session manager.
   none). The destination is only in the tool's arguments, a content event: never read;
   the arrival names it.
 
-Cannot show: the run's limits and outcome, declared routes (`gen_ai.agent.tools` lists
+Cannot show: which limit stopped a swarm, the run's outcome, declared routes (`gen_ai.agent.tools` lists
 tool names, not destinations), control state, whether the tool call was closed, context
 keys, waits, verifier outcomes.
 """
@@ -35,8 +42,8 @@ from handoffscope.collector.processor.translate.base import (
     ForeignSpan,
     Translator,
     arrival,
-    request,
     run_span,
+    tool_call_request,
 )
 from handoffscope.instrumentation import semconv as sc
 
@@ -44,12 +51,28 @@ SCOPE = "strands.telemetry.tracer"
 OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
 HANDOFF_TOOL = "handoff_to_agent"
 
 
 def _is_agent(span: ForeignSpan) -> bool:
     return span.text(OPERATION) == "invoke_agent"
+
+
+def _asked_handoff(span: ForeignSpan, depth: int = 4) -> bool:
+    """A successful `handoff_to_agent` under `span` (agent → event-loop cycle → tool)."""
+    for child in span.children():
+        if child.text(OPERATION) == "execute_tool" and child.text(TOOL_NAME) == HANDOFF_TOOL:
+            if child.status != ERROR:
+                return True
+        elif depth > 1 and _asked_handoff(child, depth - 1):
+            return True
+    return False
+
+
+def _stopped_at_limit(swarm: ForeignSpan) -> bool:
+    """The swarm's last agent asked for a handoff the swarm never carried out."""
+    agents = [c for c in swarm.children() if _is_agent(c)]
+    return bool(agents) and _asked_handoff(agents[-1])
 
 
 class StrandsTranslator(Translator):
@@ -61,6 +84,12 @@ class StrandsTranslator(Translator):
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION)
         if operation == "invoke_swarm" and span.parent_span_id is None:
+            if _stopped_at_limit(span):
+                return [
+                    run_span(
+                        **{sc.RUN_STATUS: sc.RUN_STATUS_MAX_TURNS, sc.RUN_STARTED: span.start_ns}
+                    )
+                ]
             ev = run_span(**{sc.RUN_STATUS: sc.RUN_STATUS_COMPLETED, sc.RUN_STARTED: span.start_ns})
             ev.start_ns = ev.end_ns = span.start_ns
             return [ev]
@@ -82,13 +111,5 @@ class StrandsTranslator(Translator):
             sender = owner.text(AGENT_NAME) if owner else None
             if not sender:
                 return []
-            call_id = span.text(TOOL_CALL_ID)
-            attrs = {
-                sc.HANDOFF_ID: call_id or f"strands-{span.span_id}",
-                sc.KIND: sc.KIND_HANDOFF,
-                sc.FROM_AGENT: sender,
-            }
-            if call_id:
-                attrs[sc.TOOL_CALL_ID] = call_id
-            return [request(**attrs)]
+            return [tool_call_request(span, "strands", sender)]
         return []
