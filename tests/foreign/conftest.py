@@ -56,9 +56,11 @@ def _root_conftest(config: pytest.Config) -> Any:
 
 @pytest.fixture(scope="module")
 def module_collector(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[Any]:
-    """One real collector subprocess for the whole module."""
+    """One real collector subprocess for the whole module (with the module's
+    `COLLECTOR_ARGS`, if it has any)."""
     root = _root_conftest(request.config)
-    proc = root.CollectorProcess(tmp_path_factory.mktemp("collector")).start()
+    args = getattr(request.module, "COLLECTOR_ARGS", ())
+    proc = root.CollectorProcess(tmp_path_factory.mktemp("collector"), args=args).start()
     yield proc
     proc.close()
 
