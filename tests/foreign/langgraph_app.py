@@ -9,8 +9,8 @@ into the real LangGraph runtime, exporting through the real OTLP/HTTP exporter t
 ENDPOINT. The graphs are the adapter tests' (tests/adapters/langgraph_scenarios.py:
 swarm-style agent subgraphs handing off with `Command(goto=..., graph=PARENT)`, function
 nodes routing with `Command`), driven by langchain-core's fake chat model, offline; its
-SENTINEL is in every prompt, tool argument, tool output, handoff message and the crash's
-exception message.
+SENTINEL is in every prompt, tool argument, tool output, handoff message, the app's run
+metadata and the crash's exception message.
 
 Runs every scenario, then prints one JSON line: scenario -> OTel trace id (the run id
 the collector derives), plus `sentinel_sent`: whether the sentinel was in the spans the
@@ -119,7 +119,11 @@ def main(argv: list[str]) -> None:
     provider.add_span_processor(batch)
     instrument(source, provider)
     for name, (build, limit, ends_by) in SCENARIOS.items():
-        config = {"recursion_limit": limit} if limit else {}
+        # App metadata is content too: OpenInference keeps it in its `metadata` JSON beside
+        # the node keys, Traceloop as association properties.
+        config: dict[str, Any] = {"metadata": {"customer_note": f"vip {SENTINEL}"}}
+        if limit:
+            config["recursion_limit"] = limit
         raised = None
         try:
             build().invoke(scenarios.first_input(), config)
