@@ -1,7 +1,7 @@
 """The LangGraph translators (OpenInference, OpenLLMetry) on hand-built spans, in process.
 
 End to end through the real instrumentations and the real LangGraph runtime:
-tests/foreign/test_langgraph.py. Here: the edges of what a span alone can say — which
+tests/foreign/test_langgraph_spans.py. Here: the edges of what a span alone can say — which
 node spans are agent runs, what of OpenInference's `metadata` JSON is read, how a goto's
 declared-ness is decided, and that a span whose context travelled in another export
 gives less evidence instead of a guess.

@@ -15,7 +15,8 @@ metadata and the crash's exception message.
 Runs every scenario, then prints one JSON line: scenario -> OTel trace id (the run id
 the collector derives), plus `sentinel_sent`: whether the sentinel was in the spans the
 instrumentation produced (the test asserts it was, so "absent from the store" means
-stripped, not never sent).
+stripped, not never sent), and `sentinel` itself (the test process does not import
+LangGraph to learn it).
 
 A separate process because each instrumentation hooks LangChain's callback manager
 globally, and the test process must not carry two of them (or our own adapter's).
@@ -35,7 +36,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "adapters"))
+sys.path.append(str(Path(__file__).resolve().parent.parent / "adapters"))
 import langgraph_scenarios as scenarios  # noqa: E402  (the adapter tests' graphs)
 
 SENTINEL = scenarios.SENTINEL
@@ -134,6 +135,7 @@ def main(argv: list[str]) -> None:
     assert len(witness.roots) == len(SCENARIOS), witness.roots
     out: dict[str, Any] = dict(zip(SCENARIOS, witness.roots, strict=True))
     out["sentinel_sent"] = witness.sentinel_seen
+    out["sentinel"] = SENTINEL
     print(json.dumps(out))
     provider.shutdown()
 

@@ -47,7 +47,7 @@ def graph_end(span: ForeignSpan) -> Evidence:
 
 def top_level(namespace: str | None) -> bool:
     """Is this checkpoint namespace a node of the invoked graph itself (not deeper)?"""
-    return bool(namespace) and "|" not in namespace  # type: ignore[operator]
+    return namespace is not None and namespace != "" and "|" not in namespace
 
 
 def agent_ran(node: str) -> list[Evidence]:

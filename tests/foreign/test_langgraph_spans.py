@@ -27,11 +27,12 @@ from typing import Any
 
 import pytest
 from conftest import assert_content_free, fetch_run, run_apps
-from langgraph_app import SCENARIOS, SENTINEL
 
 from handoffscope.instrumentation import semconv as sc
 
 SOURCES = {"openinference": "OpenInference", "openllmetry": "OpenLLMetry"}
+SCENARIOS = ("healthy", "ping_pong", "turn_limit", "misrouted", "crash")
+"""langgraph_app.py's scenarios (not imported: that would load LangGraph in this process)."""
 NOT_SEEN = {"control", "tool_protocol", "context"}
 ROUTE_SEEN = {"openinference": False, "openllmetry": True}
 COLLECTOR_ARGS = ("--grace-seconds", "3600")
@@ -52,6 +53,8 @@ def seeded(module_collector: Any) -> dict[str, Any]:
     """Every source's scenarios run once; every answer read once."""
     endpoint = module_collector.http_endpoint
     apps = run_apps({source: ["langgraph_app.py", source, endpoint] for source in SOURCES})
+    for app in apps.values():
+        assert set(app) == {*SCENARIOS, "sentinel_sent", "sentinel"}
     runs = {
         (source, scenario): fetch_run(module_collector, apps[source][scenario], ended)
         for source in SOURCES
@@ -158,5 +161,7 @@ def test_sentinel_reaches_no_answer_and_no_byte_of_the_store(
     seeded: dict[str, Any], module_collector: Any
 ) -> None:
     """Last: it stops the collector. The sentinel WAS in the spans sent (capture on)."""
-    assert all(app["sentinel_sent"] for app in seeded["apps"].values())
-    assert_content_free(module_collector, list(seeded["runs"].values()), SENTINEL)
+    apps = seeded["apps"].values()
+    assert all(app["sentinel_sent"] for app in apps)
+    (sentinel,) = {app["sentinel"] for app in apps}
+    assert_content_free(module_collector, list(seeded["runs"].values()), sentinel)
