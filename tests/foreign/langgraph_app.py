@@ -1,6 +1,6 @@
 """Scripted LangGraph graphs, traced by ANOTHER instrumentation, exporting to a collector.
 
-    python langgraph_app.py SOURCE ENDPOINT
+    python langgraph_app.py SOURCE ENDPOINT [--mixed]
 
 SOURCE is `openinference` (`openinference-instrumentation-langchain`) or `openllmetry`
 (Traceloop's `opentelemetry-instrumentation-langchain`, with `TRACELOOP_TRACE_CONTENT`
@@ -16,7 +16,9 @@ Runs every scenario, then prints one JSON line: scenario -> OTel trace id (the r
 the collector derives), plus `sentinel_sent`: whether the sentinel was in the spans the
 instrumentation produced (the test asserts it was, so "absent from the store" means
 stripped, not never sent), and `sentinel` itself (the test process does not import
-LangGraph to learn it).
+LangGraph to learn it). With `--mixed`, only the healthy scenario, and the handoffscope
+shim's LangGraph adapter traces it too on the same provider, so its spans and the foreign
+ones travel in the same export; the shim's run id is printed under `shim`.
 
 A separate process because each instrumentation hooks LangChain's callback manager
 globally, and the test process must not carry two of them (or our own adapter's).
@@ -53,6 +55,9 @@ class Witness(SpanProcessor):
         self.sentinel_seen = False
 
     def on_end(self, span: ReadableSpan) -> None:
+        scope = span.instrumentation_scope
+        if scope is not None and scope.name.startswith("handoffscope"):
+            return  # the shim's own spans (the mixed case)
         text = repr(dict(span.attributes or {})) + repr(span.status.description)
         text += "".join(repr(dict(e.attributes or {})) for e in span.events)
         self.sentinel_seen = self.sentinel_seen or SENTINEL in text
@@ -106,6 +111,7 @@ def instrument(source: str, provider: TracerProvider) -> None:
 
 def main(argv: list[str]) -> None:
     source, endpoint = argv[0], argv[1]
+    mixed = "--mixed" in argv
     witness = Witness()
     # One export at the end (force_flush): every run's spans travel together, as they do
     # for a short run under the SDK's defaults (5 s delay, 512-span batches).
@@ -119,7 +125,15 @@ def main(argv: list[str]) -> None:
     provider.add_span_processor(witness)
     provider.add_span_processor(batch)
     instrument(source, provider)
-    for name, (build, limit, ends_by) in SCENARIOS.items():
+    shim = None
+    if mixed:
+        from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
+
+        shim = LangGraphInstrumentor()
+        shim.instrument(tracer_provider=provider)
+    ran = {"healthy": SCENARIOS["healthy"]} if mixed else SCENARIOS
+    shim_ids: dict[str, str | None] = {}
+    for name, (build, limit, ends_by) in ran.items():
         # App metadata is content too: OpenInference keeps it in its `metadata` JSON beside
         # the node keys, Traceloop as association properties.
         config: dict[str, Any] = {"metadata": {"customer_note": f"vip {SENTINEL}"}}
@@ -131,9 +145,13 @@ def main(argv: list[str]) -> None:
         except Exception as exc:  # the limit and the crash end their runs by raising
             raised = type(exc).__name__
         assert raised == ends_by, f"{name}: raised {raised}, expected {ends_by}"
+        if shim is not None:
+            shim_ids[name] = shim.run_id()
     provider.force_flush()
-    assert len(witness.roots) == len(SCENARIOS), witness.roots
-    out: dict[str, Any] = dict(zip(SCENARIOS, witness.roots, strict=True))
+    assert len(witness.roots) == len(ran), witness.roots
+    out: dict[str, Any] = dict(zip(ran, witness.roots, strict=True))
+    if mixed:
+        out["shim"] = shim_ids
     out["sentinel_sent"] = witness.sentinel_seen
     out["sentinel"] = SENTINEL
     print(json.dumps(out))

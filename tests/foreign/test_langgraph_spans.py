@@ -19,6 +19,7 @@ each source lets us say (docs/foreign-spans.md, "LangGraph"):
   our own adapter judges it, `route_rejected` — from Traceloop's spans. OpenInference's
   spans carry no declared edges: the same run reads `unverified`, route `not_observed`.
 - crash (billing's node raises): the run `failed`, `run_failed`; the handoff healthy.
+- mixed (our adapter and Traceloop on one provider, one export): both runs judged.
 """
 
 from __future__ import annotations
@@ -52,14 +53,22 @@ def ended(run: dict[str, Any]) -> bool:
 def seeded(module_collector: Any) -> dict[str, Any]:
     """Every source's scenarios run once; every answer read once."""
     endpoint = module_collector.http_endpoint
-    apps = run_apps({source: ["langgraph_app.py", source, endpoint] for source in SOURCES})
-    for app in apps.values():
-        assert set(app) == {*SCENARIOS, "sentinel_sent", "sentinel"}
+    apps = run_apps(
+        {
+            **{source: ["langgraph_app.py", source, endpoint] for source in SOURCES},
+            "mixed": ["langgraph_app.py", "openllmetry", endpoint, "--mixed"],
+        }
+    )
+    for source in SOURCES:
+        assert set(apps[source]) == {*SCENARIOS, "sentinel_sent", "sentinel"}
     runs = {
         (source, scenario): fetch_run(module_collector, apps[source][scenario], ended)
         for source in SOURCES
         for scenario in SCENARIOS
     }
+    mixed = apps["mixed"]
+    runs[("mixed", "foreign")] = fetch_run(module_collector, mixed["healthy"], ended)
+    runs[("mixed", "shim")] = fetch_run(module_collector, mixed["shim"]["healthy"], ended)
     drops = module_collector.api("/api/v1/drops")["drops"]
     return {"apps": apps, "runs": runs, "drops": drops}
 
@@ -143,6 +152,25 @@ def test_crash_fails_the_run(seeded: dict[str, Any], source: str) -> None:
     run = seeded["runs"][(source, "crash")]
     assert (run["verdict"], run["status"]) == (sc.RUN_FAILED, sc.RUN_STATUS_FAILED)
     assert hops(run) == [("triage", "billing", sc.HEALTHY)]
+
+
+def test_mixed_export_keeps_both(seeded: dict[str, Any]) -> None:
+    """Our LangGraph adapter and Traceloop traced the same graph on one provider; their
+    spans went in the same export. Both are judged: the shim's run by its own evidence
+    (no source), Traceloop's as translated."""
+    shim, foreign = seeded["runs"][("mixed", "shim")], seeded["runs"][("mixed", "foreign")]
+    assert shim["run_id"] != foreign["run_id"]
+    assert (shim["source"], foreign["source"]) == (None, "openllmetry")
+    for run in (shim, foreign):
+        assert run["status"] == sc.RUN_STATUS_COMPLETED
+        assert hops(run) == [("triage", "billing", sc.HEALTHY)]
+    # The shim sees what Traceloop cannot: control and the handoff's tool call.
+    (h,) = shim["handoffs"]
+    (f,) = foreign["handoffs"]
+    assert (h["boundaries"]["control"], f["boundaries"]["control"]) == (
+        sc.PASSED,
+        sc.NOT_OBSERVED,
+    )
 
 
 @pytest.mark.parametrize("source", SOURCES)
