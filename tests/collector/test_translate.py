@@ -183,3 +183,37 @@ def test_requests_are_admitted_by_the_arrivals_after_them(col) -> None:  # noqa:
     assert h3["destination_started"] is None
     assert col.verdict(run, "h3", now=NOW + 3600 * 10**9) == sc.DESTINATION_NOT_STARTED
     assert col.run(run)["path"] == ["triage", "billing", "refunds"]
+
+
+def test_requests_naming_no_sender_are_sent_by_the_agent_before_them(col) -> None:  # noqa: F811
+    """evidence.pair_senders: OpenInference's LangGraph spans show each agent run (an
+    arrival) and the handoff INTO it (a request naming only its destination)."""
+    run = "senders"
+
+    def into(hid: str, agent: str, *, at: float) -> list[dict]:
+        started = request(run, hid, None, agent, at=at, fp=None, sv=None, declared=None)
+        started["attrs"][sc.DESTINATION_STARTED] = True
+        del started["attrs"][sc.FROM_AGENT]
+        return [started, arrive(run, agent, at=at)]
+
+    col.send(
+        run_span(run, sc.RUN_STATUS_STARTED, at=0.0),
+        arrive(run, "triage", at=0.1),
+        *into("h1", "billing", at=1.0),
+        *into("h2", "triage", at=2.0),
+        # names its sender: kept, whatever ran before it
+        request(run, "h3", "refunds", "billing", at=3.0, fp=None, sv=None, declared=None),
+        run_span(run, sc.RUN_STATUS_COMPLETED, at=4.0),
+    )
+    senders = {h: col.handoff(run, h)["from_agent"] for h in ("h1", "h2", "h3")}
+    assert senders == {"h1": "triage", "h2": "billing", "h3": "refunds"}
+    assert col.verdict(run, "h1") == sc.HEALTHY
+    assert col.run(run)["path"] == ["triage", "billing", "triage", "refunds"]
+
+
+def test_a_request_with_no_agent_before_it_keeps_no_sender(col) -> None:  # noqa: F811
+    run = "no-sender"
+    started = request(run, "h1", None, "billing", at=1.0, fp=None, sv=None, declared=None)
+    del started["attrs"][sc.FROM_AGENT]
+    col.send(started, arrive(run, "billing", at=1.0), arrive(run, "refunds", at=2.0))
+    assert col.handoff(run, "h1")["from_agent"] is None

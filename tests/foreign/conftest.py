@@ -42,9 +42,10 @@ DRIVER_TIMEOUT_S = 300.0
 
 
 @pytest.fixture(scope="module")
-def module_collector(module_collector_factory: Any) -> Any:
-    """One real collector subprocess for the whole module."""
-    return module_collector_factory()
+def module_collector(request: pytest.FixtureRequest, module_collector_factory: Any) -> Any:
+    """One real collector subprocess for the whole module (with the module's
+    `COLLECTOR_ARGS`, if it has any)."""
+    return module_collector_factory(args=getattr(request.module, "COLLECTOR_ARGS", ()))
 
 
 @pytest.fixture(scope="session")

@@ -36,6 +36,7 @@ every field that span set, and names from small vocabularies are interned.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import sys
 from collections import Counter
@@ -938,11 +939,13 @@ def _judge(
         return None
     ev = h.evidence(run_id, wait, fallback)
     _seq, ev.loop, claims_done, outcome, _service, ev.run_stopped, ev.run_status = ctx[:7]
-    arrival = ctx[9]
+    arrival, sender = ctx[9], ctx[10]
     if arrival is not None:  # admitted by an arrival (pair_arrivals)
         ev.to_agent = ev.to_agent or arrival
         ev.requested = True
         ev.destination_started = True
+    if sender is not None:  # sent by the agent that ran before it (pair_senders)
+        ev.from_agent = ev.from_agent or sender
     if claims_done:
         ev.claims_done, ev.outcome_result = True, outcome
     h.timeline = handoff_timeline(ev, grace_seconds)
@@ -982,6 +985,34 @@ def pair_arrivals(
     return out
 
 
+def pair_senders(
+    transfers: Sequence[HandoffState], arrivals: Iterable[tuple[int, int, str]] | None
+) -> dict[str, str]:
+    """Name the sender of requests that name none: handoff id -> the agent before them.
+
+    The mirror of `pair_arrivals`, for sources whose spans show a graph's agent runs in
+    order but no span of the sender's side of a handoff (OpenInference's LangGraph node
+    spans): their translators emit each agent run as an arrival, and every run after the
+    first also as a request naming only its destination. Such a request was sent by the
+    agent of the latest arrival that started strictly before it (its own arrival starts
+    with it). None found (the first agent of a resumed trace): the sender stays unknown.
+    Order-free like the merge: the result depends only on the set of spans merged.
+    """
+    if not arrivals:
+        return {}
+    pending: list[tuple[int, int, str]] | None = None
+    out: dict[str, str] = {}
+    for h in transfers:
+        if h.vals[_FROM] is not None or h.first_seen_ns is None:
+            continue
+        if pending is None:
+            pending = sorted(arrivals)
+        k = bisect.bisect_left(pending, (h.first_seen_ns,))  # arrivals started before it
+        if k:
+            out[h.handoff_id or ""] = pending[k - 1][2]
+    return out
+
+
 def evaluate_run(
     run: RunState, grace_seconds: float, policy: VerificationPolicy = _NO_POLICY
 ) -> RunView:
@@ -1003,13 +1034,17 @@ def evaluate_run(
     ended_ns = status_v[0] if terminal and status_v else None
 
     arrived = pair_arrivals(transfers, run.arrivals)
+    senders = pair_senders(transfers, run.arrivals)
 
     def to_of(h: HandoffState) -> str | None:
         return h.vals[_TO] or arrived.get(h.handoff_id or "")
 
+    def from_of(h: HandoffState) -> str | None:
+        return h.vals[_FROM] or senders.get(h.handoff_id or "")
+
     def steps(hs: list[HandoffState]) -> list[HandoffStep]:
         return [
-            HandoffStep(h.handoff_id or "", h.vals[_FROM], to_of(h), h.vals[_FP], h.vals[_SV])
+            HandoffStep(h.handoff_id or "", from_of(h), to_of(h), h.vals[_FP], h.vals[_SV])
             for h in hs
         ]
 
@@ -1049,14 +1084,14 @@ def evaluate_run(
             dest_false_claim = dest_false_claim or own != sc.OUTCOME_PASS
         else:
             ctx = (seq + 1, lp, False, own, service, stopped, status, wait)
-        ctx = (*ctx, fallback, arrived.get(h.handoff_id or ""))
+        ctx = (*ctx, fallback, arrived.get(h.handoff_id or ""), senders.get(h.handoff_id or ""))
         views.append(
             HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds, wait, fallback))
         )
         unobserved.update(v[F["unobserved"]] or ())
         if (v[_KIND] or sc.KIND_HANDOFF) != sc.KIND_HANDOFF:
             continue
-        frm, to = v[_FROM], to_of(h)
+        frm, to = from_of(h), to_of(h)
         started = v[_STARTED] or (h.handoff_id or "") in arrived
         # The path lists agents that ran: a sender ran; a destination once admitted. A
         # sender's parallel handoffs of one turn are one visit to it.
@@ -1113,7 +1148,7 @@ def evaluate_run(
     timeline = worst_timeline(statics, timelines)  # type: ignore[arg-type]
 
     if holder is None and transfers:
-        holder = transfers[0].vals[_FROM]
+        holder = from_of(transfers[0])
     final_agent = run.get("final_agent")
     if terminal and final_agent:
         holder = final_agent

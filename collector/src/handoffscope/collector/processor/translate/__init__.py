@@ -39,7 +39,13 @@ from handoffscope.collector.processor.translate.autogen import AutoGenTranslator
 from handoffscope.collector.processor.translate.base import Evidence, ForeignSpan, Translator
 from handoffscope.collector.processor.translate.logfire import LogfireTranslator
 from handoffscope.collector.processor.translate.openinference import OpenInferenceTranslator
+from handoffscope.collector.processor.translate.openinference_langgraph import (
+    OpenInferenceLangGraphTranslator,
+)
 from handoffscope.collector.processor.translate.openllmetry import OpenLLMetryTranslator
+from handoffscope.collector.processor.translate.openllmetry_langgraph import (
+    OpenLLMetryLangGraphTranslator,
+)
 from handoffscope.collector.processor.translate.strands import StrandsTranslator
 from handoffscope.instrumentation import semconv as sc
 
@@ -47,7 +53,9 @@ log = logging.getLogger(__name__)
 
 SOURCES: tuple[type[Translator], ...] = (
     OpenInferenceTranslator,
+    OpenInferenceLangGraphTranslator,
     OpenLLMetryTranslator,
+    OpenLLMetryLangGraphTranslator,
     LogfireTranslator,
     AdkTranslator,
     StrandsTranslator,

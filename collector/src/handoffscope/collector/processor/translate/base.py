@@ -181,6 +181,18 @@ class ForeignSpan:
     def event_names(self) -> Iterator[str]:
         return (e.name for e in self._span.events)
 
+    def exception_types(self) -> list[str]:
+        """`exception.type` of the span's `exception` events: class names, to *match*
+        (LangGraph's `GraphRecursionError`), never to copy; the messages beside them are
+        free text and never read."""
+        return [
+            kv.value.string_value
+            for e in self._span.events
+            if e.name == "exception"
+            for kv in e.attributes
+            if kv.key == "exception.type"
+        ]
+
     def linked_trace_ids(self) -> list[str]:
         return [link.trace_id.hex() for link in self._span.links]
 

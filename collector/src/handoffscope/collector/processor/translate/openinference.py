@@ -1,7 +1,7 @@
-"""OpenInference (Arize Phoenix's instrumentations): OpenAI Agents SDK and LangChain/LangGraph.
+"""OpenInference (Arize Phoenix's instrumentations): OpenAI Agents SDK.
 
-Recognised by scope `openinference.instrumentation.openai_agents` and
-`openinference.instrumentation.langchain`, and by `openinference.span.kind`.
+Recognised by scope `openinference.instrumentation.openai_agents` and by
+`openinference.span.kind`. (LangChain/LangGraph: openinference_langgraph.py.)
 
 OpenAI Agents SDK
 - the root span (no parent) is the workflow: run start and end (`_agents.workflow_end`);
@@ -31,7 +31,6 @@ from handoffscope.collector.processor.translate.base import (
 from handoffscope.instrumentation import semconv as sc
 
 SCOPE_AGENTS = "openinference.instrumentation.openai_agents"
-SCOPE_LANGCHAIN = "openinference.instrumentation.langchain"
 KIND = "openinference.span.kind"
 NODE_ID = "graph.node.id"
 NODE_PARENT_ID = "graph.node.parent_id"

@@ -1,7 +1,7 @@
-"""OpenLLMetry (Traceloop's instrumentations): OpenAI Agents SDK and LangChain/LangGraph.
+"""OpenLLMetry (Traceloop's instrumentations): OpenAI Agents SDK.
 
-Recognised by scope `opentelemetry.instrumentation.openai_agents` /
-`opentelemetry.instrumentation.langchain` and by `traceloop.span.kind`.
+Recognised by scope `opentelemetry.instrumentation.openai_agents` and by
+`traceloop.span.kind`. (LangChain/LangGraph: openllmetry_langgraph.py.)
 
 OpenAI Agents SDK
 - `workflow` span (the root): run start and end (`_agents.workflow_end`);
@@ -31,7 +31,6 @@ from handoffscope.collector.processor.translate.base import (
 from handoffscope.instrumentation import semconv as sc
 
 SCOPE_AGENTS = "opentelemetry.instrumentation.openai_agents"
-SCOPE_LANGCHAIN = "opentelemetry.instrumentation.langchain"
 KIND = "traceloop.span.kind"
 AGENT_NAME = "gen_ai.agent.name"
 HANDOFF_FROM = "gen_ai.handoff.from_agent"
