@@ -22,8 +22,9 @@ What this base adds, and why:
 - **Settings are a frozen dataclass** (`settings_type`): an unknown name raises
   `TypeError` at `instrument()`, where a typo should be loud. Nothing raises after that.
 - **Attached or not.** `BaseInstrumentor` counts an instrumentation as done once
-  `_instrument` returns; ours returns whether it attached, so a framework that cannot be
-  imported (or whose API moved) leaves `is_instrumented_by_opentelemetry` false.
+  `_instrument` returns; ours returns whether it attached, so a framework that is
+  installed but does not import (logged, with the extra to install), or whose API moved,
+  leaves `is_instrumented_by_opentelemetry` false.
 - **Re-instrumenting** while instrumented calls `_reconfigure` (by default a warning, as
   `BaseInstrumentor` does) — LangGraph's adapter takes the new settings instead.
 """
@@ -52,6 +53,8 @@ class HandoffInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     settings_type: ClassVar[type]
     """The adapter's settings dataclass: what `instrument(**settings)` accepts."""
+    extra: ClassVar[str]
+    """The `handoffscope-instrumentation[...]` extra that installs the framework."""
     _instance_lock: ClassVar[threading.Lock] = threading.Lock()
     _lock: threading.Lock
     _is_instrumented_by_opentelemetry: bool
@@ -103,7 +106,20 @@ class HandoffInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             super().uninstrument(**kwargs)
 
     def _instrument(self, **kwargs: Any) -> bool:
-        return self._attach(kwargs.get("tracer_provider"), kwargs["settings"])
+        try:
+            return self._attach(kwargs.get("tracer_provider"), kwargs["settings"])
+        except ImportError:
+            # BaseInstrumentor checked the installed distributions; this is a framework that
+            # is installed but does not import (a broken or partial install): logged, as a
+            # missing one is, not raised.
+            _log.warning(
+                "handoffscope: %s skipped, its framework does not import "
+                "(pip install 'handoffscope-instrumentation[%s]')",
+                type(self).__name__,
+                self.extra,
+                exc_info=True,
+            )
+            return False
 
     def _uninstrument(self, **kwargs: Any) -> None:
         self._detach()

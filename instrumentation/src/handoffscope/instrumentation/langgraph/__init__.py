@@ -222,6 +222,7 @@ class LangGraphInstrumentor(HandoffInstrumentor):
     """
 
     settings_type = LangGraphSettings
+    extra = "langgraph"
 
     def _init(self) -> None:
         self._settings = LangGraphSettings()
@@ -234,17 +235,10 @@ class LangGraphInstrumentor(HandoffInstrumentor):
         return ("langgraph >= 1.0", "langchain-core >= 1.0")
 
     def _attach(self, tracer_provider: TracerProvider | None, settings: Any) -> bool:
-        try:
-            from langgraph.pregel import Pregel
+        from langgraph.pregel import Pregel
 
-            from . import handler  # noqa: F401  (needs langchain-core: fail here, not in a graph)
-        except ImportError:
-            # As OTel's BaseInstrumentor does: a missing framework is logged, not raised.
-            _log.warning(
-                "handoffscope: langgraph / langchain-core not importable; LangGraph "
-                "instrumentation skipped (pip install 'handoffscope-instrumentation[langgraph]')"
-            )
-            return False
+        from . import handler  # noqa: F401  (needs langchain-core: fail here, not in a graph)
+
         self._reconfigure(tracer_provider, settings)
         self._pregel = Pregel
         self._originals = {"stream": Pregel.stream, "astream": Pregel.astream}

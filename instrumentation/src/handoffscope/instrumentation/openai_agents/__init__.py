@@ -101,6 +101,7 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
     """
 
     settings_type = OpenAIAgentsSettings
+    extra = "openai-agents"
 
     def _init(self) -> None:
         self._recorder: HandoffRecorder | None = None
@@ -115,14 +116,7 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
         return ("openai-agents >= 0.20",)
 
     def _attach(self, tracer_provider: TracerProvider | None, settings: Any) -> bool:
-        try:
-            import agents  # noqa: F401  (lazy: the SDK is an optional extra)
-        except ImportError:
-            _log.error(
-                "handoffscope: openai-agents is not installed; "
-                "pip install 'handoffscope-instrumentation[openai-agents]'"
-            )
-            return False
+        # Imported here, not at the top: the SDK is an optional extra.
         from agents.tracing import add_trace_processor, get_trace_provider, set_trace_processors
 
         from .processor import RUN_ID_FROM_GROUP, RUN_ID_FROM_TRACE, HandoffTracingProcessor
