@@ -1,5 +1,5 @@
 # handoffscope — two commands: `make demo` and `make test`.
-# Needs only python3 (3.10+) and pip: the Makefile builds its own virtualenv in .venv.
+# Needs only python3 (3.11+) and pip: the Makefile builds its own virtualenv in .venv.
 
 PYTHON ?= python3
 VENV   := .venv

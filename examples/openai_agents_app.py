@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from agents import Agent, RunConfig, Runner, RunState, function_tool, handoff
 from agents.extensions import handoff_filters
@@ -95,7 +95,7 @@ async def main() -> None:
         result,
         owner="billing-leads",
         reason="refund_approval",
-        deadline=datetime.now(timezone.utc) + timedelta(hours=4),
+        deadline=datetime.now(UTC) + timedelta(hours=4),
         state_persisted=True,
     )
 

@@ -14,7 +14,7 @@ Each scenario sets the SDK trace id itself (`RunConfig.trace_id`) so a test know
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agents import (
@@ -292,7 +292,7 @@ async def approval_pause(
             result,
             owner="billing-team",
             reason="refund_approval",
-            deadline=deadline or datetime.now(timezone.utc) + timedelta(hours=4),
+            deadline=deadline or datetime.now(UTC) + timedelta(hours=4),
             state_persisted=True,
         )
     return Paused(trace_id, stored, triage, result)

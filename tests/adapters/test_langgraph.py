@@ -39,9 +39,9 @@ from handoffscope.instrumentation.langgraph import (
     UNSET_AGENT,
     WAIT_KEY,
     LangGraphInstrumentor,
-    _decision,
     wait_details,
 )
+from handoffscope.instrumentation.langgraph.waits import decision as read_decision
 
 SENTINEL = scenarios.SENTINEL
 
@@ -566,4 +566,4 @@ def test_wait_details_shape() -> None:
     ],
 )
 def test_decision_is_read_from_the_resume_shape(resume: Any, decision: str) -> None:
-    assert _decision(resume) == decision
+    assert read_decision(resume) == decision

@@ -400,7 +400,7 @@ def test_require_outcome_is_declared_on_the_run(instrument, exporter) -> None:
 
 
 def test_each_message_is_digested_once_per_run(instrument, exporter, monkeypatch) -> None:
-    from handoffscope.instrumentation import langgraph as adapter
+    from handoffscope.instrumentation.langgraph import progress as adapter
 
     digested: list[Any] = []
     real = adapter.fingerprint

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -553,6 +554,16 @@ def test_guardrail_tripwire_ends_the_run_failed(
         run(Runner.run(agent, "hello"))
     runs = named(spans_of(exporter, instrumentor.run_id(caught.value)), sc.SPAN_RUN)
     assert [a[sc.RUN_STATUS] for a in runs] == ["started", "failed"]
+
+
+def test_an_sdk_that_does_not_import_is_logged_not_raised(
+    provider: TracerProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inst = OpenAIAgentsInstrumentor()
+    inst.uninstrument()
+    monkeypatch.setitem(sys.modules, "agents.tracing", None)  # installed, but broken
+    inst.instrument(tracer_provider=provider)
+    assert not inst.is_instrumented_by_opentelemetry
 
 
 def test_unknown_setting_is_a_clear_error(provider: TracerProvider) -> None:

@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ def test_verdicts_through_the_collector_and_no_content_anywhere(
     try:
 
         async def first_round() -> dict[str, Any]:
-            past = datetime.now(timezone.utc) - timedelta(minutes=5)
+            past = datetime.now(UTC) - timedelta(minutes=5)
             return {
                 "healthy": await scn.healthy(inst, sensitive),
                 "unverified": await scn.healthy(inst, sensitive, verify=False),

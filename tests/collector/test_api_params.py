@@ -29,7 +29,7 @@ S = 10**9
 
 
 def epoch_ns(*args: int, micro: int = 0) -> int:
-    d = dt.datetime(*args, tzinfo=dt.timezone.utc) - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    d = dt.datetime(*args, tzinfo=dt.UTC) - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     return (d.days * 86_400 + d.seconds) * S + micro * 1000
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -128,7 +128,7 @@ def test_transfer_accept_reject(recorder: HandoffRecorder, exporter: InMemorySpa
 
 
 def test_wait_and_outcome(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
-    deadline = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    deadline = datetime(2030, 1, 1, tzinfo=UTC)
     recorder.wait_checkpointed(
         "r",
         handoff_id="h",

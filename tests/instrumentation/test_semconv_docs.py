@@ -59,3 +59,48 @@ def test_precedence_matches_design_order() -> None:
     assert sc.PRECEDENCE[11:] == ("waiting_on_approval", "in_flight", "unverified", "healthy")
     assert sc.PRECEDENCE[:11] == sc.FAILURE_VERDICTS
     assert set(sc.VERDICT_LABELS) == set(sc.PRECEDENCE) == set(sc.NEXT_STEPS)
+
+
+def _longest_accepted(spec: sc.AttributeSpec, limit: int = 1024) -> int:
+    """The longest value of `spec` the allowlist keeps, found by asking `check_value`."""
+    one = "a" if spec.type == sc.STR else ["a"]
+    assert sc.check_value(spec, one) is not None, spec.name
+    n = 1
+    while n < limit:
+        value = "a" * (n + 1) if spec.type == sc.STR else ["a" * (n + 1)]
+        if sc.check_value(spec, value) is None:
+            break
+        n += 1
+    return n
+
+
+def test_every_bound_column_is_what_the_allowlist_enforces() -> None:
+    """The bound column is read off `check_value` itself, not off the spec's fields: a
+    code is cut at 64 characters by its pattern even where `max_len` says 128."""
+    text = DOC.read_text()
+    for name, spec in sc.ATTRIBUTES.items():
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{name}`"))
+        bound = [cell.strip() for cell in row.strip().strip("|").split("|")][4]
+        if spec.type == sc.INT:
+            assert sc.check_value(spec, 2**63 - 1) == 2**63 - 1
+            assert sc.check_value(spec, -(2**63)) == -(2**63)
+            assert sc.check_value(spec, 2**63) is None and sc.check_value(spec, True) is None
+            assert bound == "64-bit", name
+        elif spec.type == sc.BOOL:
+            assert sc.check_value(spec, True) is True and sc.check_value(spec, 1) is None
+            assert bound == "`true` / `false` only", name
+        elif spec.values is not None:
+            assert all(sc.check_value(spec, v) == v for v in spec.values), name
+            assert sc.check_value(spec, "not-in-the-vocabulary") is None
+            assert bound == f"≤ {spec.max_len} chars, closed vocabulary", name
+        else:
+            parts = [f"≤ {_longest_accepted(spec)} chars"]
+            if spec.type == sc.STR_ARRAY:
+                items = [["a"] * sc.MAX_ARRAY_ITEMS, ["a"] * (sc.MAX_ARRAY_ITEMS + 1)]
+                assert [sc.check_value(spec, v) is not None for v in items] == [True, False]
+                parts.append(f"≤ {sc.MAX_ARRAY_ITEMS} items")
+            code = sc.check_value(spec, "two words") is None
+            assert code == spec.code, name
+            if code:
+                parts.append("code")
+            assert bound == ", ".join(parts), name

@@ -37,7 +37,7 @@ import asyncio
 import random
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agents import Agent, RunConfig, Runner, RunState, function_tool, gen_trace_id, handoff
@@ -272,7 +272,7 @@ async def _approval(rng: random.Random, window: tuple[float, float], *, decide: 
         paused,
         owner=rng.choice(APPROVERS),
         reason="refund_over_limit",
-        deadline=datetime.now(timezone.utc) + timedelta(seconds=rng.uniform(*window)),
+        deadline=datetime.now(UTC) + timedelta(seconds=rng.uniform(*window)),
         state_persisted=True,
     )
     if not decide:

@@ -34,7 +34,7 @@ from typing import Any
 
 from . import semconv as sc
 from .recorder import HandoffRecorder
-from .stats import stats
+from .stats import swallowed
 
 _log = logging.getLogger(__name__)
 
@@ -120,8 +120,7 @@ def validate_contract(
                 check.next_step or "repair",
             )
     except Exception:
-        stats.error()
-        _log.debug("handoffscope: validate_contract failed", exc_info=True)
+        swallowed(_log, "validate_contract")
         check = ContractCheck(False, sc.REJECTION_INVALID, (), (), "repair")
     if recorder is not None and run_id is not None and handoff_id is not None:
         if check.reason is not None:

@@ -24,7 +24,7 @@ import threading
 import unicodedata
 from typing import Any
 
-from .stats import stats
+from .stats import swallowed
 
 _log = logging.getLogger(__name__)
 
@@ -90,6 +90,5 @@ def fingerprint(task: Any, state: Any = None, *, key: bytes | str | None = None)
         k = key.encode() if isinstance(key, str) else (key or _get_key())
         return hmac.new(k, canonical(task, state), hashlib.sha256).hexdigest()[:LENGTH]
     except Exception:
-        stats.error()
-        _log.debug("handoffscope: fingerprint failed", exc_info=True)
+        swallowed(_log, "fingerprint")
         return ""

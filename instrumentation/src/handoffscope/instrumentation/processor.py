@@ -14,7 +14,7 @@ import logging
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
-from .stats import stats
+from .stats import stats, swallowed
 
 _log = logging.getLogger(__name__)
 
@@ -59,15 +59,13 @@ class BoundedBatchSpanProcessor(BatchSpanProcessor):
         try:
             super().on_end(span)
         except Exception:  # never into the app
-            stats.error()
-            _log.debug("handoffscope: span processor failed", exc_info=True)
+            swallowed(_log, "span processor")
 
     def shutdown(self) -> None:
         try:
             self._batch_processor.shutdown(timeout_millis=self.shutdown_timeout_millis)
         except Exception:  # never into the app, least of all at exit
-            stats.error()
-            _log.debug("handoffscope: span processor shutdown failed", exc_info=True)
+            swallowed(_log, "span processor shutdown")
         # The worker stops at the timeout; spans it never sent are lost: count them.
         stats.drop_span(self.queue_depth)
 

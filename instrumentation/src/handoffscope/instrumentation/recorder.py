@@ -34,7 +34,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Tracer, TracerProvider
 
 from . import semconv as sc
-from .stats import stats
+from .stats import stats, swallowed
 
 _log = logging.getLogger(__name__)
 
@@ -147,8 +147,7 @@ class HandoffRecorder:
             stats.spans_emitted += 1  # a lost increment under a race is acceptable here
             return True
         except Exception:
-            stats.error()
-            _log.debug("handoffscope: emit failed", exc_info=True)
+            swallowed(_log, "emit")
             return False
 
     def _record(self, span_name: str, base: dict[str, Any], extra: Mapping[str, Any]) -> bool:
@@ -161,8 +160,7 @@ class HandoffRecorder:
                     base.setdefault(name, value)
             return self.emit(span_name, base)
         except Exception:
-            stats.error()
-            _log.debug("handoffscope: record failed", exc_info=True)
+            swallowed(_log, "record")
             return False
 
     # -- runs ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ an OTel metric would need a MeterProvider the user may not have.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 
@@ -57,3 +58,10 @@ class ShimStats:
 
 
 stats = ShimStats()
+
+
+def swallowed(log: logging.Logger, what: str) -> None:
+    """Call in an `except` block: count an instrumentation failure the app must never see,
+    and log it at debug with its traceback (contrib: instrumentation never raises)."""
+    stats.error()
+    log.debug("handoffscope: %s failed", what, exc_info=True)

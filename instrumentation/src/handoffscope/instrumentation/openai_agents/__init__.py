@@ -56,8 +56,7 @@ Settings (`instrument(**settings)`, see `OpenAIAgentsSettings`): `replace_proces
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -65,9 +64,9 @@ from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
 from .. import semconv as sc
+from ..instrumentor import HandoffInstrumentor
 from ..recorder import HandoffRecorder
-from ..singleton import ProcessSingleton
-from ..stats import stats
+from ..stats import stats, swallowed
 
 _log = logging.getLogger(__name__)
 
@@ -94,16 +93,17 @@ class OpenAIAgentsSettings:
     service has reported any outcome (otherwise it is `unverified`)."""
 
 
-class OpenAIAgentsInstrumentor(ProcessSingleton):
-    """OpenTelemetry `BaseInstrumentor`-shaped: one instance per process, idempotent.
+class OpenAIAgentsInstrumentor(HandoffInstrumentor):
+    """An OpenTelemetry `BaseInstrumentor`: one instance per process, idempotent.
 
     `instrument()` never raises into the app for runtime problems; a missing
     `openai-agents` package is logged and instrumentation skipped (as BaseInstrumentor does).
     """
 
+    settings_type = OpenAIAgentsSettings
+    extra = "openai-agents"
+
     def _init(self) -> None:
-        self._lock = threading.Lock()
-        self._instrumented = False
         self._recorder: HandoffRecorder | None = None
         self._processor: Any = None
         self._saved_processors: list[Any] | None = None
@@ -112,97 +112,67 @@ class OpenAIAgentsInstrumentor(ProcessSingleton):
         self._runner_inner: Any = None
         self.settings = OpenAIAgentsSettings()
 
-    # -- BaseInstrumentor shape ------------------------------------------------------------
-
-    @property
-    def is_instrumented_by_opentelemetry(self) -> bool:
-        return self._instrumented
-
     def instrumentation_dependencies(self) -> tuple[str, ...]:
         return ("openai-agents >= 0.20",)
 
-    def instrument(self, tracer_provider: TracerProvider | None = None, **settings: Any) -> None:
-        """Start reporting. `tracer_provider` defaults to the global one (see `configure()`)."""
-        with self._lock:
-            if self._instrumented:
-                _log.warning("handoffscope: OpenAI Agents SDK already instrumented")
-                return
-            known = {f.name for f in fields(OpenAIAgentsSettings)}
-            unknown = sorted(set(settings) - known)
-            if unknown:
-                raise TypeError(
-                    f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-                )
-            try:
-                import agents  # noqa: F401  (lazy: the SDK is an optional extra)
-            except ImportError:
-                _log.error(
-                    "handoffscope: openai-agents is not installed; "
-                    "pip install 'handoffscope-instrumentation[openai-agents]'"
-                )
-                return
-            from agents.tracing import add_trace_processor, get_trace_provider, set_trace_processors
+    def _attach(self, tracer_provider: TracerProvider | None, settings: Any) -> bool:
+        # Imported here, not at the top: the SDK is an optional extra.
+        from agents.tracing import add_trace_processor, get_trace_provider, set_trace_processors
 
-            from .processor import RUN_ID_FROM_GROUP, RUN_ID_FROM_TRACE, HandoffTracingProcessor
+        from .processor import RUN_ID_FROM_GROUP, RUN_ID_FROM_TRACE, HandoffTracingProcessor
 
-            self.settings = OpenAIAgentsSettings(**settings)
-            if self.settings.run_id_source not in (RUN_ID_FROM_TRACE, RUN_ID_FROM_GROUP):
-                raise ValueError(
-                    f"run_id_source must be {RUN_ID_FROM_TRACE!r} or {RUN_ID_FROM_GROUP!r}"
-                )
-            provider = tracer_provider or trace.get_tracer_provider()
-            self._recorder = HandoffRecorder(provider)
-            self._processor = HandoffTracingProcessor(
-                self._recorder,
-                tracer_provider=provider,
-                run_id_source=self.settings.run_id_source,
-                require_outcome=self.settings.require_outcome,
+        if settings.run_id_source not in (RUN_ID_FROM_TRACE, RUN_ID_FROM_GROUP):
+            raise ValueError(
+                f"run_id_source must be {RUN_ID_FROM_TRACE!r} or {RUN_ID_FROM_GROUP!r}"
             )
-            try:
-                if self.settings.replace_processors:
-                    self._saved_processors = _current_processors(get_trace_provider())
-                    set_trace_processors([self._processor])
-                else:
-                    self._saved_processors = None
-                    add_trace_processor(self._processor)
-            except Exception:
-                # An SDK whose tracing API moved: report nothing rather than break the app.
-                stats.error()
-                _log.warning("handoffscope: cannot attach to the SDK's tracing", exc_info=True)
-                return
-            if self.settings.count_history:
-                self._install_filters()
-            if self.settings.observe_runner:
-                self._install_runner()
-            self._instrumented = True
-
-    def uninstrument(self) -> None:
-        """Stop reporting and restore everything `instrument()` changed."""
-        with self._lock:
-            if not self._instrumented:
-                return
-            try:
-                from agents.tracing import get_trace_provider, set_trace_processors
-
-                if self._saved_processors is not None:
-                    set_trace_processors(self._saved_processors)
-                else:
-                    current = _current_processors(get_trace_provider())
-                    if current is not None:
-                        set_trace_processors([p for p in current if p is not self._processor])
-                if self._filters is not None:
-                    self._filters.uninstall()
-                self._uninstall_runner()
-            except Exception:
-                stats.error()
-                _log.debug("handoffscope: uninstrument failed", exc_info=True)
-            finally:
-                if self._processor is not None:
-                    self._processor.enabled = False
-                self._instrumented = False
-                self._processor = None
-                self._filters = None
+        self.settings = settings
+        provider = tracer_provider or trace.get_tracer_provider()
+        self._recorder = HandoffRecorder(provider)
+        self._processor = HandoffTracingProcessor(
+            self._recorder,
+            tracer_provider=provider,
+            run_id_source=settings.run_id_source,
+            require_outcome=settings.require_outcome,
+        )
+        try:
+            if settings.replace_processors:
+                self._saved_processors = _current_processors(get_trace_provider())
+                set_trace_processors([self._processor])
+            else:
                 self._saved_processors = None
+                add_trace_processor(self._processor)
+        except Exception:
+            # An SDK whose tracing API moved: report nothing rather than break the app.
+            stats.error()
+            _log.warning("handoffscope: cannot attach to the SDK's tracing", exc_info=True)
+            return False
+        if settings.count_history:
+            self._install_filters()
+        if settings.observe_runner:
+            self._install_runner()
+        return True
+
+    def _detach(self) -> None:
+        try:
+            from agents.tracing import get_trace_provider, set_trace_processors
+
+            if self._saved_processors is not None:
+                set_trace_processors(self._saved_processors)
+            else:
+                current = _current_processors(get_trace_provider())
+                if current is not None:
+                    set_trace_processors([p for p in current if p is not self._processor])
+            if self._filters is not None:
+                self._filters.uninstall()
+            self._uninstall_runner()
+        except Exception:
+            swallowed(_log, "uninstrument")
+        finally:
+            if self._processor is not None:
+                self._processor.enabled = False
+            self._processor = None
+            self._filters = None
+            self._saved_processors = None
 
     # -- the app's one-liners --------------------------------------------------------------
 
@@ -228,8 +198,7 @@ class OpenAIAgentsInstrumentor(ProcessSingleton):
                 return run_id
             return trace_id if isinstance(trace_id, str) else None
         except Exception:
-            stats.error()
-            _log.debug("handoffscope: run_id failed", exc_info=True)
+            swallowed(_log, "run_id")
             return None
 
     def record_interruptions(

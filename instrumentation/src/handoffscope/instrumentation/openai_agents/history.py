@@ -28,7 +28,7 @@ from typing import Any
 
 from agents.tracing import get_current_span
 
-from ..stats import stats
+from ..stats import swallowed
 
 _log = logging.getLogger(__name__)
 
@@ -82,8 +82,7 @@ class CountingFilter:
                 return
             self._sink(span.span_id, forwarded, total)
         except Exception:
-            stats.error()
-            _log.debug("handoffscope: counting handoff history failed", exc_info=True)
+            swallowed(_log, "counting handoff history")
 
     # The SDK logs `getattr(filter, "__qualname__", repr(filter))` and dataclass
     # __eq__/__repr__ read the field: look like the app's filter in all of those.

@@ -39,7 +39,6 @@ import contextvars
 import logging
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,8 +47,9 @@ from agents.tracing import Span, Trace, TracingProcessor, get_current_trace
 
 from .. import semconv as sc
 from ..fingerprint import fingerprint
+from ..lru import Lru
 from ..recorder import HandoffRecorder
-from ..stats import stats
+from ..stats import swallowed
 
 _log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ class _TraceState:
     run_id: str
     conversation_id: str | None
     fingerprint: str
-    work: dict[str, str] = field(default_factory=dict)
+    work: Lru[str, str] = field(default_factory=lambda: Lru(MAX_WORK_UNITS))
     """Keyed digests of the distinct units of work done so far (tool name, input, output),
     each with the digest of its question (tool name, input): `state_version` is their
     number, so repeating the same call is not progress."""
@@ -161,16 +161,16 @@ class HandoffTracingProcessor(TracingProcessor):
         self.tracer_provider = tracer_provider
         self.run_id_source = run_id_source
         self.require_outcome = require_outcome
-        self._delegations: OrderedDict[str, str] = OrderedDict()
+        self._delegations: Lru[str, str] = Lru(MAX_OPEN_SPANS)
         """Open tool-call span id -> the delegation (agent-as-tool) running inside it."""
-        self._agent_names: OrderedDict[str, str] = OrderedDict()
+        self._agent_names: Lru[str, str] = Lru(MAX_TRACES)
         """Tool-style name (`transfer_to_<this>`) -> agent name, of every agent seen."""
         self.enabled = True
         """Cleared by `uninstrument()`, in case the SDK's processor list cannot be edited."""
         self._lock = threading.Lock()
-        self._traces: OrderedDict[str, _TraceState] = OrderedDict()
-        self._open: OrderedDict[str, _Open] = OrderedDict()
-        self._history: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        self._traces: Lru[str, _TraceState] = Lru(MAX_TRACES)
+        self._open: Lru[str, _Open] = Lru(MAX_OPEN_SPANS)
+        self._history: Lru[str, tuple[int, int]] = Lru(MAX_OPEN_SPANS)
 
     # -- TracingProcessor ------------------------------------------------------------------
 
@@ -236,9 +236,7 @@ class HandoffTracingProcessor(TracingProcessor):
 
     def note_history(self, handoff_span_id: str, forwarded: int, total: int) -> None:
         with self._lock:
-            self._history[handoff_span_id] = (forwarded, total)
-            while len(self._history) > MAX_OPEN_SPANS:
-                self._history.popitem(last=False)
+            self._history.put(handoff_span_id, (forwarded, total))
 
     # -- for the instrumentor's record_* helpers -------------------------------------------
 
@@ -252,7 +250,7 @@ class HandoffTracingProcessor(TracingProcessor):
     def _trace_state(self, trace_id: str, trace: Trace | None = None) -> _TraceState:
         tr = self._traces.get(trace_id)
         if tr is not None:
-            self._traces.move_to_end(trace_id)
+            self._traces.put(trace_id, tr)
             return tr
         if trace is None:
             # A trace reattached from RunState never calls on_trace_start; the live trace
@@ -267,9 +265,7 @@ class HandoffTracingProcessor(TracingProcessor):
             conversation_id=group_id if isinstance(group_id, str) else None,
             fingerprint=fingerprint({"workflow": name, "run": run_id}),
         )
-        self._traces[trace_id] = tr
-        while len(self._traces) > MAX_TRACES:
-            self._traces.popitem(last=False)
+        self._traces.put(trace_id, tr)
         return tr
 
     def _ancestor_id(self, parent_id: str | None, kinds: tuple[str, ...]) -> str | None:
@@ -300,9 +296,7 @@ class HandoffTracingProcessor(TracingProcessor):
         data = span.span_data
         kind = data.type
         parent_id = span.parent_id
-        self._open[span.span_id] = _Open(kind, parent_id, data)
-        while len(self._open) > MAX_OPEN_SPANS:
-            self._open.popitem(last=False)
+        self._open.put(span.span_id, _Open(kind, parent_id, data))
         tr = self._trace_state(span.trace_id)
 
         if kind == "task":
@@ -377,9 +371,7 @@ class HandoffTracingProcessor(TracingProcessor):
                 )
             if span.error is None:
                 unit, question = _work_unit(span)
-                tr.work[unit] = question
-                while len(tr.work) > MAX_WORK_UNITS:  # bounded; only the count is used
-                    tr.work.pop(next(iter(tr.work)))
+                tr.work.put(unit, question)  # bounded; only the count is used
         elif kind == "turn":
             error = span.error
             if error is not None and error.get("message") == TOOL_NOT_FOUND_ERROR:
@@ -481,9 +473,7 @@ class HandoffTracingProcessor(TracingProcessor):
         tool_id = self._ancestor_id(span.parent_id, ("function",))
         if tool_id is not None:
             # Its task (the question: tool and input) is known when the tool call ends.
-            self._delegations[tool_id] = span.span_id
-            while len(self._delegations) > MAX_OPEN_SPANS:
-                self._delegations.popitem(last=False)
+            self._delegations.put(tool_id, span.span_id)
         emits.append(
             (
                 self.recorder.handoff_requested,
@@ -544,10 +534,7 @@ class HandoffTracingProcessor(TracingProcessor):
         names = [getattr(data, "name", None), *(getattr(data, "handoffs", None) or ())]
         for n in names:
             if isinstance(n, str) and n:
-                self._agent_names[_tool_style(n)] = n
-                self._agent_names.move_to_end(_tool_style(n))
-        while len(self._agent_names) > MAX_TRACES:
-            self._agent_names.popitem(last=False)
+                self._agent_names.put(_tool_style(n), n)
 
     def _start_segment(self, tr: _TraceState, span_id: str | None) -> None:
         tr.segment = _Segment(span_id)
@@ -629,5 +616,4 @@ def _declared(to_agent: str | None, declared: list[str] | None) -> bool | None:
 
 
 def _failed(where: str) -> None:
-    stats.error()
-    _log.debug("handoffscope: openai-agents processor %s failed", where, exc_info=True)
+    swallowed(_log, f"openai-agents processor {where}")

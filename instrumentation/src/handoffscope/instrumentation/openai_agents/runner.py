@@ -33,7 +33,7 @@ from typing import Any
 from .. import semconv as sc
 from ..fingerprint import fingerprint
 from ..recorder import HandoffRecorder
-from ..stats import stats
+from ..stats import stats, swallowed
 from .processor import CURRENT_RUN, RunHolder
 
 _log = logging.getLogger(__name__)
@@ -163,8 +163,7 @@ def finish_run(
                 resume_token_id=approval_token(item),
             )
     except Exception:
-        stats.error()
-        _log.debug("handoffscope: reporting the run end failed", exc_info=True)
+        swallowed(_log, "reporting the run end")
 
 
 def _tag(obj: Any, run_id: str) -> None:
