@@ -2,7 +2,8 @@
 
 Each app below imports only its framework (LangGraph; the Agents SDK with its own scripted
 model). Run under the real `opentelemetry-instrument` command, OpenTelemetry finds our
-configurator and our instrumentors through their entry points (instrumentation/pyproject.toml);
+instrumentors through their entry points (instrumentation/pyproject.toml) and, with no
+configurator installed, they set up configure()'s provider themselves;
 the app's handoff reaches a real collector subprocess over OTLP/HTTP and is judged there,
 and the sentinel the app put in its messages is in no API answer.
 """
@@ -83,7 +84,6 @@ def test_opentelemetry_instrument_reports_an_uninstrumented_app(
         "OTEL_EXPORTER_OTLP_ENDPOINT": collector.http_endpoint,
         # Only ours: this environment also has other LangChain / Agents SDK instrumentations.
         "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "langchain,openai_agents",
-        "OTEL_PYTHON_CONFIGURATOR": "handoffscope",
     }
     env.pop("OPENAI_API_KEY", None)  # the SDK's default processor must not export anywhere
     if collector.token:
@@ -118,3 +118,38 @@ def test_opentelemetry_instrument_reports_an_uninstrumented_app(
     assert run["path"] == ["triage", "billing"]
     for answer in answers:
         assert SENTINEL not in json.dumps(answer)
+
+
+KEEPS_A_CHOSEN_PROVIDER = """
+import opentelemetry.instrumentation.auto_instrumentation  # as opentelemetry-instrument does
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+chosen = None
+if {preset}:
+    chosen = TracerProvider()  # what opentelemetry-distro's configurator would have set
+    trace.set_tracer_provider(chosen)
+from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
+
+LangGraphInstrumentor().instrument()
+now = trace.get_tracer_provider()
+print("kept" if now is chosen else type(now).__name__)
+"""
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(True, "kept"), (False, "TracerProvider")])
+def test_a_provider_a_configurator_chose_is_kept_and_none_gets_ours(
+    tmp_path: Path, preset: bool, expected: str
+) -> None:
+    # A configurator (opentelemetry-distro's) runs before the instrumentors: the adapters
+    # report into its provider, never replace it; with none, they set up configure()'s.
+    app = tmp_path / "app.py"
+    app.write_text(KEEPS_A_CHOSEN_PROVIDER.format(preset=preset))
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    done = subprocess.run(
+        [sys.executable, str(app)], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == expected
+    # OpenTelemetry refuses a second global provider with this warning: not even tried.
+    assert "Overriding of current TracerProvider is not allowed" not in done.stderr

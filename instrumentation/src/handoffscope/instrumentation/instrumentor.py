@@ -5,7 +5,10 @@ instrumentation has — `instrument(tracer_provider=None, **settings)`, `uninstr
 `is_instrumented_by_opentelemetry`, `instrumentation_dependencies()` checked against the
 installed packages before anything is patched — and it is found through the
 `opentelemetry_instrumentor` entry point, so `opentelemetry-instrument python app.py`
-instruments an app that has no handoffscope line in it (see `configurator.py`).
+instruments an app that has no handoffscope line in it. There, when no configurator has
+set a tracer provider (no `opentelemetry-distro`), the adapter sets up `configure()`'s own
+from the standard `OTEL_*` variables; when one has, the adapter reports into it, as every
+other instrumentation does — we never replace a provider the app's deployment chose.
 
 Why OpenTelemetry's base rather than a small one of our own: that entry point is how a
 whole OpenTelemetry deployment switches instrumentations on and off
@@ -32,6 +35,7 @@ What this base adds, and why:
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from dataclasses import fields
 from typing import Any, ClassVar
@@ -107,6 +111,7 @@ class HandoffInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     def _instrument(self, **kwargs: Any) -> bool:
         try:
+            _configure_if_launched_bare(kwargs.get("tracer_provider"))
             return self._attach(kwargs.get("tracer_provider"), kwargs["settings"])
         except ImportError:
             # BaseInstrumentor checked the installed distributions; this is a framework that
@@ -136,3 +141,24 @@ class HandoffInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     def _reconfigure(self, tracer_provider: TracerProvider | None, settings: Any) -> None:
         _log.warning("handoffscope: %s already instrumented", type(self).__name__)
+
+
+AUTO_INSTRUMENTATION = "opentelemetry.instrumentation.auto_instrumentation"
+"""Imported by `opentelemetry-instrument`'s sitecustomize before any instrumentor runs."""
+
+
+def _configure_if_launched_bare(tracer_provider: TracerProvider | None) -> None:
+    """Under `opentelemetry-instrument` with no configurator (nothing set a global SDK
+    tracer provider), install `configure()`'s, so the adapters' spans reach the collector
+    named by `OTEL_EXPORTER_OTLP_ENDPOINT`. Never in an app that instruments in code: there
+    `configure()` is the app's call to make, and a provider set here would refuse its own."""
+    if tracer_provider is not None or AUTO_INSTRUMENTATION not in sys.modules:
+        return
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
+
+    if isinstance(trace.get_tracer_provider(), SDKTracerProvider):
+        return  # a configurator (opentelemetry-distro's, or the team's own) chose one
+    from .configure import configure
+
+    configure()
