@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -169,7 +169,7 @@ def _list(body: dict, key: str, path: str) -> list[dict]:
 def _since(window_seconds: int | None) -> str | None:
     if not window_seconds:
         return None
-    start = datetime.now(timezone.utc) - timedelta(seconds=window_seconds)
+    start = datetime.now(UTC) - timedelta(seconds=window_seconds)
     return start.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 
@@ -347,7 +347,7 @@ def clock(ts: datetime | pd.Timestamp | None) -> str:
         return "—"
     stamp = pd.Timestamp(ts)
     stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-    if stamp.date() == datetime.now(timezone.utc).date():
+    if stamp.date() == datetime.now(UTC).date():
         return stamp.strftime("%H:%M:%S UTC")
     return stamp.strftime("%Y-%m-%d %H:%M UTC")
 
