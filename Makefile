@@ -29,7 +29,7 @@ setup: $(STAMP)
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy instrumentation/src/handoffscope/instrumentation dashboard/src/handoffscope/dashboard
+	$(BIN)/mypy instrumentation/src/handoffscope/instrumentation collector/src/handoffscope/collector dashboard/src/handoffscope/dashboard
 
 format: setup
 	$(BIN)/ruff format .

@@ -1075,6 +1075,7 @@ def evaluate_run(
         fallback = run.fallback(wait) if wait is not None else None
         own = outcome_summary(h.outcomes)[0] if h.outcomes else None
         lp = h.handoff_id in looping
+        ctx: tuple
         if claim and h is last:
             # The run's completion claim lands on its last handoff, judged by the
             # run's verifiers (outcomes without handoff.id belong to the run).
@@ -1121,9 +1122,9 @@ def evaluate_run(
             continue
         if w.dirty:
             ev = w.evidence(run.run_id, fallback=run.fallback(w))
-            h = run.handoffs.get(w.handoff_id) if w.handoff_id is not None else None
-            if h is not None:
-                ev.from_agent, ev.to_agent = h.vals[_FROM], h.vals[_TO]
+            sender = run.handoffs.get(w.handoff_id) if w.handoff_id is not None else None
+            if sender is not None:
+                ev.from_agent, ev.to_agent = sender.vals[_FROM], sender.vals[_TO]
             w.wait_timeline = wait_timeline(ev)
             if w.handoff_id is None:
                 w.timeline = w.wait_timeline

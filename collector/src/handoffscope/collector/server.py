@@ -36,6 +36,7 @@ import socket
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import uvicorn
@@ -90,7 +91,7 @@ class Collector:
     writer: Writer
     judge: Judge
     handler: ExportHandler
-    app: object
+    app: Any
     """The ASGI app: OTLP/HTTP receiver, /healthz, /metrics and the query API."""
     limits: connections.ConnectionLimits
     """What the HTTP port's connections share (give `connections.protocol_class` to uvicorn)."""

@@ -96,7 +96,7 @@ assert tuple(NOTIFICATION_SCHEMA.names) == NotificationRow._fields
 
 
 def _table(rows: list[NotificationRow]) -> pa.Table:
-    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in NotificationRow._fields]
+    columns: list = list(zip(*rows, strict=True)) if rows else [[] for _ in NotificationRow._fields]
     return pa.Table.from_arrays(
         [pa.array(list(c), type=f.type) for c, f in zip(columns, NOTIFICATION_SCHEMA, strict=True)],
         schema=NOTIFICATION_SCHEMA,

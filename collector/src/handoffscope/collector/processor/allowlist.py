@@ -377,7 +377,7 @@ def service_of(resource_attributes) -> str:
     for kv in resource_attributes:
         if kv.key == sc.SERVICE_NAME:
             value = sc.check_value(_SERVICE_SPEC, kv.value.string_value)
-            if value is not None:
+            if isinstance(value, str):
                 return value
     return UNKNOWN_SERVICE
 

@@ -74,7 +74,7 @@ def inflate(body: bytes | bytearray, encoding: str, limit: int) -> bytes | bytea
 def parse_protobuf(body: bytes | bytearray) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     try:
-        request.ParseFromString(body)
+        request.ParseFromString(bytes(body) if isinstance(body, bytearray) else body)
     except _ProtobufDecodeError as exc:
         raise DecodeError(
             f"body is not a protobuf ExportTraceServiceRequest ({exc}); "

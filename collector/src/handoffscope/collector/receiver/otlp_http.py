@@ -241,12 +241,13 @@ class OTLPHTTPReceiver:
                     f"spans not stored: {str(exc) or 'commit timed out'}", content_type
                 )
         response = self.handler.response(batch)
+        answer: bytes
         if content_type == decode.PROTOBUF:
-            body = response.SerializeToString()
+            answer = response.SerializeToString()
         else:
-            body = json_format.MessageToJson(response, indent=None).encode()
+            answer = json_format.MessageToJson(response, indent=None).encode()
         result = m.PARTIAL if batch.rejected else m.OK
-        return self._answer(result, Response(body, media_type=content_type))
+        return self._answer(result, Response(answer, media_type=content_type))
 
     def _decode_and_accept(
         self, body: bytearray, encoding: str, content_type: str, received_ns: int

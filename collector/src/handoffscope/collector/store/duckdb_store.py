@@ -199,7 +199,9 @@ class DuckDBStore:
         # checkpoint rewrites the table's last, partly filled row group, so frequent small
         # ones cost ingest ~2x in commit time (measured); 64 MB keeps replay after a
         # crash short and the memory it pins small.
-        config = {"checkpoint_threshold": CHECKPOINT_THRESHOLD}
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "checkpoint_threshold": CHECKPOINT_THRESHOLD
+        }
         if memory_limit:
             config["memory_limit"] = memory_limit
         try:

@@ -88,9 +88,9 @@ class AdkTranslator(Translator):
             if not agent:
                 return []
             attrs: dict[str, object] = {sc.RUN_FINAL_AGENT: agent}
-            status = _status(span)
-            if status:
-                attrs[sc.RUN_STATUS] = status
+            ended = _status(span)
+            if ended:
+                attrs[sc.RUN_STATUS] = ended
             return [run_span(**attrs), arrival(agent)]
         if operation == "execute_tool" and (
             span.text(TOOL_NAME) == TRANSFER_TOOL or span.text(TOOL_TYPE) == TRANSFER_TOOL_TYPE
