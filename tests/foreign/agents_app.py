@@ -33,33 +33,15 @@ from agents.exceptions import MaxTurnsExceeded
 from agents.testing import ScriptedModel, assistant_message, function_call
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from witness import Witness
 
 SENTINEL = "zqxsentinel7f3a"
 
 
 def planted(where: str) -> str:
     return f"{SENTINEL}-{where}"
-
-
-class Witness(SpanProcessor):
-    """Records root trace ids, in the order the runs ended, and whether the sentinel was in
-    any span (the scenarios run one after another, so the n-th root is the n-th run)."""
-
-    def __init__(self) -> None:
-        self.roots: list[str] = []
-        self.sentinel_seen = False
-
-    def on_end(self, span: ReadableSpan) -> None:
-        scope = span.instrumentation_scope
-        if scope is not None and scope.name.startswith("handoffscope"):
-            return  # the shim's own spans (the mixed case)
-        text = repr(dict(span.attributes or {})) + repr(span.status.description)
-        text += "".join(repr(dict(e.attributes or {})) for e in span.events)
-        self.sentinel_seen = self.sentinel_seen or SENTINEL in text
-        if span.parent is None:
-            self.roots.append(format(span.context.trace_id, "032x"))
 
 
 @function_tool
@@ -189,7 +171,7 @@ def instrument(source: str, provider: TracerProvider, processors: list[SpanProce
 def main(argv: list[str]) -> None:
     source, endpoint = argv[0], argv[1]
     mixed = "--mixed" in argv
-    witness = Witness()
+    witness = Witness(SENTINEL)
     exporter = OTLPSpanExporter(endpoint=endpoint + "/v1/traces")
     # One export at the end (force_flush): every span of the process in one batch, so
     # the mixed case really mixes the shim's spans and the foreign ones in one export.

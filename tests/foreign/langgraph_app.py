@@ -35,8 +35,9 @@ from typing import Any
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from witness import Witness
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "adapters"))
 import langgraph_scenarios as scenarios  # noqa: E402  (the adapter tests' graphs)
@@ -44,25 +45,6 @@ import langgraph_scenarios as scenarios  # noqa: E402  (the adapter tests' graph
 SENTINEL = scenarios.SENTINEL
 LIMIT = 6
 """`recursion_limit` of the scenarios that run into it (LangGraph's turn limit)."""
-
-
-class Witness(SpanProcessor):
-    """Root trace ids in the order the runs ended, and whether the sentinel was in any
-    span (the scenarios run one after another, so the n-th root is the n-th run)."""
-
-    def __init__(self) -> None:
-        self.roots: list[str] = []
-        self.sentinel_seen = False
-
-    def on_end(self, span: ReadableSpan) -> None:
-        scope = span.instrumentation_scope
-        if scope is not None and scope.name.startswith("handoffscope"):
-            return  # the shim's own spans (the mixed case)
-        text = repr(dict(span.attributes or {})) + repr(span.status.description)
-        text += "".join(repr(dict(e.attributes or {})) for e in span.events)
-        self.sentinel_seen = self.sentinel_seen or SENTINEL in text
-        if span.parent is None:
-            self.roots.append(format(span.context.trace_id, "032x"))
 
 
 def turn_limit() -> Any:
@@ -112,7 +94,7 @@ def instrument(source: str, provider: TracerProvider) -> None:
 def main(argv: list[str]) -> None:
     source, endpoint = argv[0], argv[1]
     mixed = "--mixed" in argv
-    witness = Witness()
+    witness = Witness(SENTINEL)
     # One export at the end (force_flush): every run's spans travel together, as they do
     # for a short run under the SDK's defaults (5 s delay, 512-span batches).
     batch = BatchSpanProcessor(
