@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from handoffscope.collector.engine import HealthEngine
-from handoffscope.collector.judge import Judge
+from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.store.duckdb_store import (
     ATTRIBUTE_COLUMNS,
     SPAN_SCHEMA,

@@ -12,8 +12,8 @@ import io
 
 import pytest
 
-from handoffscope.collector.api import iso, weekly_body, weekly_csv
-from handoffscope.collector.api_params import (
+from handoffscope.collector.query.api import iso, weekly_body, weekly_csv
+from handoffscope.collector.query.params import (
     INT64_MAX,
     INT64_MIN,
     BadParam,

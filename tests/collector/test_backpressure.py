@@ -22,7 +22,7 @@ from ingest_support import handoff_body
 
 from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
-from handoffscope.collector.receiver.export import RETRY_AFTER_FULL_MAX_S, RETRY_AFTER_FULL_S
+from handoffscope.collector.pipeline import RETRY_AFTER_FULL_MAX_S, RETRY_AFTER_FULL_S
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
 from handoffscope.collector.server import assemble
 from handoffscope.collector.store.duckdb_store import DuckDBStore

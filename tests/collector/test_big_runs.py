@@ -20,8 +20,8 @@ import pytest
 from test_engine import NOW0, Collector, S, accept, request, span
 
 from handoffscope.collector.config import CollectorConfig
-from handoffscope.collector.evidence import Timeline, worst_timeline
-from handoffscope.collector.path_summary import fold, summarise
+from handoffscope.collector.engine.evidence import Timeline, worst_timeline
+from handoffscope.collector.query.path_summary import fold, summarise
 from handoffscope.collector.server import assemble
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import worst

@@ -842,8 +842,8 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path):
 
     from starlette.requests import Request
 
-    from handoffscope.collector.api import QueryAPI
     from handoffscope.collector.config import CollectorConfig
+    from handoffscope.collector.query.api import QueryAPI
 
     c = Collector(tmp_path / "windows.duckdb", grace_seconds=30, max_hot_handoffs=50)
     rng = random.Random(11)

@@ -1,4 +1,4 @@
-"""Verdicts behind the acknowledgement: the judge (collector/judge.py).
+"""Verdicts behind the acknowledgement: the judge (collector/engine/judge.py).
 
 In-process with the collector's real parts (DuckDB file, writer, judge, engine, Starlette
 app): an export is acknowledged once its spans are durable, whether or not anything has
@@ -103,7 +103,7 @@ async def _get(app, path: str) -> dict:
 
 
 def test_steps_are_sized_by_the_measured_rate(tmp_path: Path, monkeypatch) -> None:
-    from handoffscope.collector import judge as judge_mod
+    from handoffscope.collector.engine import judge as judge_mod
 
     parts = _open(tmp_path / "j.duckdb")
     try:

@@ -2,14 +2,14 @@
 
 `run(config)` opens the DuckDB file (applying schema steps), installs and loads the
 health engine, starts the writer thread, the judge thread (verdicts behind the
-acknowledgement, `judge.py`), the OTLP/gRPC server and the HTTP server (uvicorn +
+acknowledgement, `engine/judge.py`), the OTLP/gRPC server and the HTTP server (uvicorn +
 Starlette) that serves, on one port:
 
 - `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`);
 - `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored",
   "judge_lag_seconds", "judge_pending_commits"}`, no auth;
 - `GET /metrics` — Prometheus text (`metrics.py`, with the health families of `health.py`);
-- `/api/v1/*`, `/openapi.json`, `/docs` — the query API (`api.py`), reading through
+- `/api/v1/*`, `/openapi.json`, `/docs` — the query API (`query/`), reading through
   `store.cursor()`.
 
 With `--notify` or `--notify-config` it also runs the notifier (`notify/notifier.py`), a
@@ -47,20 +47,20 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from handoffscope.collector import connections, lograte
-from handoffscope.collector.api import api_routes
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
-from handoffscope.collector.judge import Judge
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.notify.notifier import Notifier
 from handoffscope.collector.notify.routing import RoutingError
 from handoffscope.collector.notify.routing import load as load_routing
+from handoffscope.collector.pipeline import COMMIT_TIMEOUT_S, ExportHandler
 from handoffscope.collector.processor.allowlist import REFUSAL_SENTENCES, Allowlist
+from handoffscope.collector.query.api import api_routes
 from handoffscope.collector.receiver import otlp_http
-from handoffscope.collector.receiver.export import COMMIT_TIMEOUT_S, ExportHandler
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.writer import Writer
@@ -159,7 +159,7 @@ def assemble(config: CollectorConfig, store: DuckDBStore, engine) -> Collector:
                 "schema_version": sc.SCHEMA_VERSION,
                 "store_version": store.store_version,
                 "spans_stored": writer.spans_stored,
-                # Verdicts trail the acknowledgement (collector/judge.py): how far.
+                # Verdicts trail the acknowledgement (collector/engine/judge.py): how far.
                 "judge_lag_seconds": round(lag, 3),
                 "judge_pending_commits": judge.pending_commits,
             },

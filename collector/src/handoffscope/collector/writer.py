@@ -9,7 +9,7 @@ Arrow tables (built by the submitting threads) into ONE table, removes spans sen
 (within the group here, against the table in `store.insert_new_spans`), inserts the new
 ones stamped with the group's `commit_seq`, adds the drop counts, and commits. Only then
 is each batch's future resolved: an HTTP 200 / gRPC OK means the spans are durable. The
-verdicts come behind: the writer tells the judge (`judge.py`) which commit is the newest,
+verdicts come behind: the writer tells the judge (`engine/judge.py`) which commit is the newest,
 and the judge derives the engine's tables from the spans of each commit after its mark.
 One commit per group instead of per export is what makes ack-after-commit affordable:
 the commit's fixed cost is shared by every export that waited for it.

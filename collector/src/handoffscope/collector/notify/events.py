@@ -31,7 +31,7 @@ from urllib.parse import quote
 
 from handoffscope.instrumentation import semconv as sc
 
-from ..api import iso
+from ..query.api import iso
 from ..store.duckdb_store import SQL_DIR, load_sql
 
 NOTIFY_SQL = SQL_DIR / "notify"

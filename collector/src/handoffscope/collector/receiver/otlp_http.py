@@ -45,14 +45,14 @@ from starlette.responses import Response
 from handoffscope.collector import metrics as m
 from handoffscope.collector.auth import bearer_ok
 from handoffscope.collector.connections import RETRY_AFTER_S, InflightBytes
-from handoffscope.collector.processor.allowlist import SpanBatch
-from handoffscope.collector.receiver import decode
-from handoffscope.collector.receiver.export import (
+from handoffscope.collector.pipeline import (
     COMMIT_TIMEOUT_S,
     RETRY_AFTER_CLOSED_S,
     ExportHandler,
     retry_after_full,
 )
+from handoffscope.collector.processor.allowlist import SpanBatch
+from handoffscope.collector.receiver import decode
 from handoffscope.collector.writer import QueueFull, WriterClosed
 
 PATH = "/v1/traces"

@@ -1,13 +1,13 @@
 """The query API: what every dashboard view reads (docs/api.md), as JSON (and CSV).
 
 `api_routes(store, engine, settings)` returns the Starlette routes for `/api/v1/*`,
-`/openapi.json` (the OpenAPI 3.1 document of these endpoints, `api_openapi.py`) and
+`/openapi.json` (the OpenAPI 3.1 document of these endpoints, `openapi.py`) and
 `/docs` (a human page rendered from it). The server mounts them beside the OTLP
 receiver; auth, when a token is set, is the server's middleware.
 
 How a request is answered:
 
-1. Parameters are parsed and checked in the event loop (`api_params.py`); a bad value
+1. Parameters are parsed and checked in the event loop (`params.py`); a bad value
    is a 400 `{"error": ...}` before any database work.
 2. The reads run in Starlette's thread pool on a fresh cursor of the collector's own
    DuckDB connection (`store.cursor()`): DuckDB calls block, and a cursor per request
@@ -40,8 +40,11 @@ from starlette.routing import Route
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import Classification, HandoffEvidence, classify
 
-from . import api_openapi
-from .api_params import (
+from ..engine.evidence import run_key
+from ..processor.translate import SOURCES
+from ..store.duckdb_store import ATTRIBUTE_COLUMNS, SQL_DIR, load_sql
+from . import openapi as api_openapi
+from .params import (
     INT64_MAX,
     INT64_MIN,
     MAX_WEEKS,
@@ -60,10 +63,7 @@ from .api_params import (
     parse_time,
     parse_verdict,
 )
-from .evidence import run_key
 from .path_summary import summarise
-from .processor.translate import SOURCES
-from .store.duckdb_store import ATTRIBUTE_COLUMNS, SQL_DIR, load_sql
 
 log = logging.getLogger(__name__)
 

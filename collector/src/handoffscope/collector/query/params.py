@@ -2,7 +2,7 @@
 
 Each parser takes the raw string (or None when absent) and returns the value the SQL
 binds, or raises `BadParam` with a sentence for the 400 answer. The rules here and the
-schemas in `api_openapi.py` describe the same thing; a value the OpenAPI document calls
+schemas in `openapi.py` describe the same thing; a value the OpenAPI document calls
 valid is accepted (schemathesis checks both directions).
 
 Times (`since`, `until`) are RFC 3339 / ISO-8601 date-times (`2026-11-30T12:00:00Z`,

@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document of the query API, served at /openapi.json.
 
 Written by hand from docs/api.md rather than generated, so it says exactly what the
-endpoints promise: every parameter with the constraints `api_params.py` enforces (a
+endpoints promise: every parameter with the constraints `params.py` enforces (a
 value valid here is accepted there, and the other way round), every response shape
 with its nullable fields. schemathesis runs against it.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from handoffscope.instrumentation import semconv as sc
 
-from .api_params import (
+from .params import (
     DEFAULT_LIMIT,
     EPOCH_PATTERN,
     MAX_LIMIT,

@@ -1,6 +1,6 @@
 """Evidence merging: spans in, per-handoff and per-run facts and verdict timelines out.
 
-Pure and in memory, no I/O — the health engine (`engine.py`) feeds it batches of stored
+Pure and in memory, no I/O — the health engine (`engine/__init__.py`) feeds it batches of stored
 spans and persists what it produces; tests drive it directly.
 
 Merging is order-free and idempotent, because evidence arrives in any order, minutes

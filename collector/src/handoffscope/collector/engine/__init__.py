@@ -53,6 +53,7 @@ import pyarrow as pa
 
 from handoffscope.instrumentation import semconv as sc
 
+from ..store.duckdb_store import SQL_DIR, apply_steps, load_sql, read_steps
 from .evidence import (
     F,
     HandoffState,
@@ -65,7 +66,6 @@ from .evidence import (
     run_key,
     wait_missing,
 )
-from .store.duckdb_store import SQL_DIR, apply_steps, load_sql, read_steps
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from collections import OrderedDict
 
 import duckdb
 
-from .store.duckdb_store import DuckDBStore, load_sql
-from .writer import MAX_GROUP_SPANS
+from ..store.duckdb_store import DuckDBStore, load_sql
+from ..writer import MAX_GROUP_SPANS
 
 log = logging.getLogger(__name__)
 

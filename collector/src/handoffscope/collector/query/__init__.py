@@ -1,0 +1,1 @@
+"""The query API: what every dashboard view reads (docs/api.md)."""
