@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -26,17 +25,15 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.graph import START, StateGraph, add_messages
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from overhead import (  # bench/ is on sys.path: these scripts run as files
+    NullExporter,
+    compare,
+    report,
+)
 from typing_extensions import TypedDict
 
-from handoffscope.instrumentation import configure, stats
+from handoffscope.instrumentation import configure
 from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
-
-
-class NullExporter(SpanExporter):
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return SpanExportResult.SUCCESS
 
 
 class State(TypedDict, total=False):
@@ -120,28 +117,22 @@ def main(argv: list[str] | None = None) -> int:
     graph = build_graph()
     provider = configure(service_name="bench-langgraph", exporter=NullExporter(), set_global=False)
     ins = LangGraphInstrumentor()
-    one_round(graph, 20)  # warm up imports and caches, both ways
-    ins.instrument(tracer_provider=provider)
-    one_round(graph, 20)
-    ins.uninstrument()
-
-    bare, instrumented = [], []
-    stats.reset()
-    for _ in range(args.rounds):  # alternate so drift on a shared machine hits both
-        bare.append(one_round(graph, args.invocations))
-        ins.instrument(tracer_provider=provider)
-        instrumented.append(one_round(graph, args.invocations))
-        ins.uninstrument()
+    bare, instrumented = compare(
+        lambda n: one_round(graph, n),
+        lambda: ins.instrument(tracer_provider=provider),
+        ins.uninstrument,
+        n=args.invocations,
+        rounds=args.rounds,
+    )
     provider.shutdown()
-    b, i = statistics.median(bare), statistics.median(instrumented)
-    spans = stats.spans_emitted / (args.rounds * args.invocations)
-    print("== LangGraph adapter: one handoff per invocation, median of", args.rounds, "rounds")
-    print(f"bare graph invocation                   : {b * 1e6:9.1f} µs  (baseline)")
-    print(f"instrumented invocation                 : {i * 1e6:9.1f} µs")
-    print(f"ratio                                   : {i / b:9.3f}x")
-    print(f"added per invocation (one handoff)      : {(i - b) * 1e6:9.1f} µs")
-    print(f"evidence spans per invocation           : {spans:9.1f}")
-    print(f"spans dropped / internal errors         : {stats.spans_dropped} / {stats.errors}")
+    report(
+        f"LangGraph adapter: one handoff per invocation, median of {args.rounds} rounds",
+        labels=("bare graph invocation", "instrumented invocation"),
+        unit="invocation",
+        bare=bare,
+        instrumented=instrumented,
+        units=args.rounds * args.invocations,
+    )
     return 0
 
 

@@ -16,23 +16,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from agents import Agent, Runner, function_tool, handoff, set_trace_processors
 from agents.testing import ScriptedModel, assistant_message, function_call
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from overhead import (  # bench/ is on sys.path: these scripts run as files
+    NullExporter,
+    compare,
+    report,
+)
 
-from handoffscope.instrumentation import configure, stats
+from handoffscope.instrumentation import configure
 from handoffscope.instrumentation.openai_agents import OpenAIAgentsInstrumentor
-
-
-class NullExporter(SpanExporter):
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return SpanExportResult.SUCCESS
 
 
 @function_tool
@@ -86,28 +82,22 @@ def main(argv: list[str] | None = None) -> int:
         service_name="bench-openai-agents", exporter=NullExporter(), set_global=False
     )
     ins = OpenAIAgentsInstrumentor()
-    one_round(triage, model, 20)  # warm up imports and caches, both ways
-    ins.instrument(tracer_provider=provider, replace_processors=True)
-    one_round(triage, model, 20)
-    ins.uninstrument()
-
-    bare, instrumented = [], []
-    stats.reset()
-    for _ in range(args.rounds):  # alternate so drift on a shared machine hits both
-        bare.append(one_round(triage, model, args.runs))
-        ins.instrument(tracer_provider=provider, replace_processors=True)
-        instrumented.append(one_round(triage, model, args.runs))
-        ins.uninstrument()
+    bare, instrumented = compare(
+        lambda n: one_round(triage, model, n),
+        lambda: ins.instrument(tracer_provider=provider, replace_processors=True),
+        ins.uninstrument,
+        n=args.runs,
+        rounds=args.rounds,
+    )
     provider.shutdown()
-    b, i = statistics.median(bare), statistics.median(instrumented)
-    spans = stats.spans_emitted / (args.rounds * args.runs)
-    print("== OpenAI Agents SDK adapter: one handoff per run, median of", args.rounds, "rounds")
-    print(f"bare Runner.run                         : {b * 1e6:9.1f} µs  (baseline)")
-    print(f"instrumented Runner.run                 : {i * 1e6:9.1f} µs")
-    print(f"ratio                                   : {i / b:9.3f}x")
-    print(f"added per run (one handoff)             : {(i - b) * 1e6:9.1f} µs")
-    print(f"evidence spans per run                  : {spans:9.1f}")
-    print(f"spans dropped / internal errors         : {stats.spans_dropped} / {stats.errors}")
+    report(
+        f"OpenAI Agents SDK adapter: one handoff per run, median of {args.rounds} rounds",
+        labels=("bare Runner.run", "instrumented Runner.run"),
+        unit="run",
+        bare=bare,
+        instrumented=instrumented,
+        units=args.rounds * args.runs,
+    )
     return 0
 
 

@@ -28,6 +28,7 @@ import logging
 import multiprocessing
 import socket
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -37,6 +38,11 @@ from pathlib import Path
 from launch import start_collector  # bench/ is on sys.path: these scripts run as files
 
 from handoffscope.instrumentation import HandoffRecorder, configure, stats
+
+# The handoff the shim-fault tests drive (tests/support/shim.py), so bench and tests load
+# the shim the same way.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.shim import record_handoff  # noqa: E402
 
 CONDITIONS = ("healthy", "down", "slow", "503")
 
@@ -99,28 +105,8 @@ def recorder_cost(recorder: HandoffRecorder, rate: int, seconds: float, tag: str
     spent = 0.0
     t0 = time.perf_counter()
     for i in range(total):
-        run_id = f"{tag}-{i // 10}"
-        handoff_id = f"h{i}"
         c0 = time.perf_counter()
-        recorder.handoff_requested(
-            run_id,
-            handoff_id,
-            from_agent="triage",
-            to_agent="billing",
-            turn=i % 10 + 1,
-            state_version=i,
-            route_declared=True,
-            tool_call_id=f"call-{i}",
-        )
-        recorder.handoff_transferred(
-            run_id,
-            handoff_id,
-            goto="billing",
-            control_before="triage",
-            control_after="billing",
-            tool_call_closed=True,
-        )
-        recorder.handoff_accepted(run_id, handoff_id, agent="billing")
+        record_handoff(recorder, f"{tag}-{i // 10}", i)
         spent += time.perf_counter() - c0
         ahead = (i + 1) / rate - (time.perf_counter() - t0)
         if ahead > 0.001:

@@ -17,21 +17,15 @@ import multiprocessing
 import socket
 import statistics
 import time
-from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from overhead import NullExporter  # bench/ is on sys.path: these scripts run as files
 
 from handoffscope.instrumentation import HandoffRecorder, configure, fingerprint, stats
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.processor import BoundedBatchSpanProcessor
-
-
-class NullExporter(SpanExporter):
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return SpanExportResult.SUCCESS
-
 
 FP = fingerprint("refund order", {"v": 1}, key=b"bench")
 

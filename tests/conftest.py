@@ -6,6 +6,8 @@ OTel SDK senders into it.
   stopped); `module_collector_factory` is the same for the whole module (starting a
   collector costs seconds: tests that need no clean file share one).
 - `collector`: one started with defaults (function scope).
+- `exporter` / `provider`: an in-memory exporter behind a real SDK `TracerProvider`
+  (`SimpleSpanProcessor`: a span is in `exporter` when it ends), the shim's counters reset.
 - `otlp_http_provider` / `otlp_grpc_provider`: a real SDK `TracerProvider` with a
   `BatchSpanProcessor` and the real OTLP exporter pointed at `collector`.
 - `otlp_sender_factory(collector, protocol=...)`: an `OTLPSender`, which records spans with
@@ -24,8 +26,11 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support.collector import CollectorProcess, Collectors, OTLPSender, otlp_exporter
+
+from handoffscope.instrumentation import stats
 
 
 @pytest.fixture
@@ -54,6 +59,22 @@ def module_collector_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterat
 @pytest.fixture
 def collector(collector_factory: Collectors) -> CollectorProcess:
     return collector_factory()
+
+
+# --- in memory ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def provider(exporter: InMemorySpanExporter) -> TracerProvider:
+    stats.reset()
+    tp = TracerProvider(resource=Resource.create({"service.name": "test-app"}))
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    return tp
 
 
 # --- real SDK senders ---------------------------------------------------------------------

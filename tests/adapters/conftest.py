@@ -1,7 +1,7 @@
 """Fixtures for the framework adapters (OpenAI Agents SDK, LangGraph).
 
-In-memory: a real TracerProvider with an InMemorySpanExporter, to assert exact span and
-attribute names and types. End to end: `otlp_provider` sends the same spans with the real
+In-memory: `provider` and `exporter` (tests/conftest.py), a real TracerProvider with an
+InMemorySpanExporter, to assert exact span and attribute names and types. End to end: `otlp_provider` sends the same spans with the real
 OTLP/HTTP exporter to the real collector subprocess (`collector`, tests/conftest.py), and
 `fetch_run` polls its query API until a run's evidence has arrived.
 """
@@ -12,25 +12,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from handoffscope.instrumentation import configure, stats
-
-
-@pytest.fixture
-def exporter() -> InMemorySpanExporter:
-    return InMemorySpanExporter()
-
-
-@pytest.fixture
-def provider(exporter: InMemorySpanExporter) -> TracerProvider:
-    stats.reset()
-    tp = TracerProvider(resource=Resource.create({"service.name": "adapter-test"}))
-    tp.add_span_processor(SimpleSpanProcessor(exporter))
-    return tp
 
 
 @pytest.fixture

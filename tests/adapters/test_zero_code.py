@@ -14,11 +14,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.polling import eventually
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -102,17 +102,22 @@ def test_opentelemetry_instrument_reports_an_uninstrumented_app(
     # Export is asynchronous (flushed at the app's exit, stored by the collector after):
     # wait for the evidence, then let the assertions say what is missing.
     answers: list[Any] = []
-    run: dict[str, Any] = {}
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def first_run() -> dict[str, Any]:
         listed = collector.api("/api/v1/runs", service=service, since=0)
         answers.append(listed)
-        if listed["runs"]:
-            run = collector.api(f"/api/v1/runs/{listed['runs'][0]['run_id']}")
-            answers.append(run)
-            if run.get("status") == sc.RUN_STATUS_COMPLETED and run.get("handoffs"):
-                break
-        time.sleep(0.2)
+        if not listed["runs"]:
+            return {}
+        run = collector.api(f"/api/v1/runs/{listed['runs'][0]['run_id']}")
+        answers.append(run)
+        return run
+
+    run = eventually(
+        first_run,
+        lambda run: run.get("status") == sc.RUN_STATUS_COMPLETED and bool(run.get("handoffs")),
+        timeout=60,
+        or_last=True,
+    )
     assert (run.get("service"), run.get("status")) == (service, sc.RUN_STATUS_COMPLETED), run
     assert [(h["from_agent"], h["to_agent"]) for h in run["handoffs"]] == [("triage", "billing")]
     assert run["path"] == ["triage", "billing"]

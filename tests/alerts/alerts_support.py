@@ -4,7 +4,6 @@
   that records every POST (arrival time, headers, body) and answers from a script:
   `Receiver(answers=[500, 500])` answers 500 twice, then 200; `"hang"` holds the
   request open longer than any notify timeout the tests set, then answers 200.
-- `Evidence(sender, run_id, t0)`: evidence spans of one run with times relative to `t0`.
 - `until(fetch, ok, timeout=...)`: support.polling.eventually, under the name these tests
   read best with: wait for something the collector does on its own time.
 - `need_binary(name)`: the path of a Debian binary (promtool, prometheus…); a missing one
@@ -17,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -27,9 +25,6 @@ from typing import Any
 import pytest
 from support.polling import eventually as until  # noqa: F401  (re-exported for the tests here)
 
-from handoffscope.instrumentation import semconv as sc
-
-S = 10**9
 HANG_S = 3.0
 
 
@@ -43,12 +38,6 @@ def need_binary(name: str) -> str:
             pytest.fail(f"cannot run under CI: {reason}")
         pytest.skip(reason)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -124,79 +113,6 @@ class Receiver:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-class Evidence:
-    """Evidence spans of one run, recorded on an OTLPSender, times relative to `t0` (ns)."""
-
-    def __init__(self, sender: Any, run_id: str, t0: int) -> None:
-        self.sender, self.run_id, self.t0 = sender, run_id, t0
-
-    def span(self, name: str, hid: str | None = None, *, at: float = 0.0, **attrs: Any) -> Any:
-        a = {sc.RUN_ID: self.run_id, **({sc.HANDOFF_ID: hid} if hid else {}), **attrs}
-        start = self.t0 + int(at * S)
-        return self.sender.emit(name, a, start_time=start, end_time=start + S // 100)
-
-    def started(self, *, at: float = 0.0) -> Any:
-        return self.span(sc.SPAN_RUN, at=at, **{sc.RUN_STATUS: sc.RUN_STATUS_STARTED})
-
-    def ended(self, status: str = sc.RUN_STATUS_COMPLETED, *, at: float = 5.0) -> Any:
-        return self.span(sc.SPAN_RUN, at=at, **{sc.RUN_STATUS: status})
-
-    def handoff(
-        self, hid: str, frm: str, to: str, *, at: float = 0.0, fp: str = "fp1", sv: int = 1
-    ) -> None:
-        self.span(
-            sc.SPAN_REQUEST,
-            hid,
-            at=at,
-            **{
-                sc.FROM_AGENT: frm,
-                sc.TO_AGENT: to,
-                sc.ROUTE_DECLARED: True,
-                sc.FINGERPRINT: fp,
-                sc.STATE_VERSION: sv,
-            },
-        )
-        self.span(sc.SPAN_ACCEPT, hid, at=at + 0.1, **{sc.DESTINATION_STARTED: True})
-
-    def rejected(self, hid: str, frm: str, to: str, reason: str, *, at: float = 0.0) -> None:
-        self.span(
-            sc.SPAN_REQUEST,
-            hid,
-            at=at,
-            **{sc.FROM_AGENT: frm, sc.TO_AGENT: to, sc.ROUTE_DECLARED: True},
-        )
-        self.span(
-            sc.SPAN_ACCEPT,
-            hid,
-            at=at + 0.1,
-            **{sc.DESTINATION_STARTED: False, sc.REJECTION_REASON: reason},
-        )
-
-    def wait(
-        self,
-        hid: str,
-        *,
-        deadline_ns: int | None,
-        owner: str | None = "ops-lead",
-        at: float = 0.2,
-    ) -> Any:
-        a = {
-            sc.WAIT_OWNER: owner,
-            sc.WAIT_REASON: "refund_over_limit",
-            sc.WAIT_RESUME_TOKEN_ID: "tok-1",
-            sc.WAIT_STATE_PERSISTED: True,
-            sc.WAIT_DEADLINE: deadline_ns,
-        }
-        return self.span(sc.SPAN_WAIT, hid, at=at, **{k: v for k, v in a.items() if v is not None})
-
-    def loop(self, *, at: float = 0.0) -> None:
-        """A → B → A → B with the same fingerprint and state: the engine's loop."""
-        self.handoff("l1", "planner", "coder", at=at)
-        self.handoff("l2", "coder", "planner", at=at + 0.2)
-        self.handoff("l3", "planner", "coder", at=at + 0.4)
-        self.handoff("l4", "coder", "planner", at=at + 0.6)
 
 
 def samples(text: str, name: str) -> dict[frozenset, float]:

@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from alerts_support import Evidence, S, sample, samples, until
+from alerts_support import sample, samples, until
+from support.evidence import Run, S
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -23,30 +24,30 @@ GRACE = 1.0
 
 
 def seed(sender: Any, now: int) -> None:
-    r = Evidence(sender, "stuck-1", now - 120 * S)
+    r = Run(sender, "stuck-1", now - 120 * S)
     r.started()
     r.handoff("h1", "triage", "billing")
-    r = Evidence(sender, "stuck-2", now - 90 * S)
+    r = Run(sender, "stuck-2", now - 90 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
-    r = Evidence(sender, "looping", now - 30 * S)
+    r = Run(sender, "looping", now - 30 * S)
     r.started()
     r.loop()
     for i, deadline in enumerate((now - 10 * S, now - 20 * S, now + 3600 * S)):
-        r = Evidence(sender, f"waiting-{i}", now - 30 * S)
+        r = Run(sender, f"waiting-{i}", now - 30 * S)
         r.started()
         r.handoff("h1", "triage", "refunds")
-        r.wait("h1", deadline_ns=deadline)
-    r = Evidence(sender, "uncertain", now - 30 * S)
+        r.wait("h1", deadline=deadline, at=0.2)
+    r = Run(sender, "uncertain", now - 30 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now + 3600 * S, owner=None)
-    r = Evidence(sender, "rejections", now - 30 * S)
+    r.wait("h1", deadline=now + 3600 * S, owner=None, at=0.2)
+    r = Run(sender, "rejections", now - 30 * S)
     r.rejected("x1", "triage", "billing", sc.REJECTION_STALE)
     r.rejected("x2", "triage", "billing", sc.REJECTION_STALE, at=0.5)
     r.rejected("x3", "triage", "billing", sc.REJECTION_INVALID, at=1.0)
     r.ended(at=2.0)
-    r = Evidence(sender, "done", now - 30 * S)
+    r = Run(sender, "done", now - 30 * S)
     r.started()
     r.handoff("h1", "triage", "billing")
     r.handoff("h2", "billing", "triage", at=1.0, fp="fp2")
@@ -121,7 +122,7 @@ def test_cardinality_is_bounded_and_nothing_is_lost(collector_factory, otlp_send
     now = time.time_ns()
     for i, service in enumerate(("big", "mid", "small", "tiny")):
         sender = otlp_sender_factory(collector, service=service)
-        r = Evidence(sender, f"run-{service}", now - 30 * S)
+        r = Run(sender, f"run-{service}", now - 30 * S)
         for j in range(4 - i):  # big: 4 handoffs on 4 edges; tiny: 1
             r.handoff(f"h{j}", f"agent{j}", f"agent{j + 1}", at=j * 0.5, fp=f"fp{j}")
         r.ended(at=3.0)
@@ -156,7 +157,7 @@ def documented_families() -> list[str]:
 def test_docs_list_exactly_the_families_served(collector_factory, otlp_sender_factory, receiver):
     collector = collector_factory(args=["--notify", receiver.url])
     sender = otlp_sender_factory(collector)
-    r = Evidence(sender, "one", time.time_ns())
+    r = Run(sender, "one", time.time_ns())
     r.handoff("h1", "a", "b")
     assert sender.send().name == "SUCCESS"
     served = set(re.findall(r"^# TYPE (\S+) ", collector.metrics_text(), re.M))

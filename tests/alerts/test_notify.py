@@ -15,7 +15,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from alerts_support import Evidence, S, until
+from alerts_support import until
+from support.evidence import Run, S
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -48,26 +49,26 @@ def seen(receiver: Any) -> Counter:
 def seed_everything(sender: Any, now: int) -> set[tuple[str, str]]:
     """One run per event kind; returns the (event, run_id) pairs that must arrive."""
     old = now - 60 * S
-    r = Evidence(sender, "r-wait", now - 2 * S)
+    r = Run(sender, "r-wait", now - 2 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now + 3600 * S)
-    r = Evidence(sender, "r-overdue", now - 2 * S)
+    r.wait("h1", deadline=now + 3600 * S, at=0.2)
+    r = Run(sender, "r-overdue", now - 2 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now + 4 * S, owner="finance")  # overdue soon after
-    r = Evidence(sender, "r-uncertain", now - 2 * S)
+    r.wait("h1", deadline=now + 4 * S, owner="finance", at=0.2)  # overdue soon after
+    r = Run(sender, "r-uncertain", now - 2 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now + 3600 * S, owner=None)
+    r.wait("h1", deadline=now + 3600 * S, owner=None, at=0.2)
     # Content planted beside the evidence: the collector's allowlist drops it, so no
     # notification can carry it.
     r.span(sc.SPAN_WAIT, "h1", at=0.3, **{"gen_ai.prompt": PLANTED, "wait.note": PLANTED})
-    r = Evidence(sender, "r-loop", now - 2 * S)
+    r = Run(sender, "r-loop", now - 2 * S)
     r.started()
     r.loop()
     r.ended(at=1.0)
-    r = Evidence(sender, "r-stuck", old)
+    r = Run(sender, "r-stuck", old)
     r.started()
     r.handoff("h1", "triage", "billing")
     assert sender.send().name == "SUCCESS"
@@ -82,7 +83,7 @@ def seed_everything(sender: Any, now: int) -> set[tuple[str, str]]:
 
 
 def sentinel(sender: Any, run_id: str) -> tuple[str, str]:
-    r = Evidence(sender, run_id, time.time_ns() - 60 * S)
+    r = Run(sender, run_id, time.time_ns() - 60 * S)
     r.started()
     r.handoff("h1", "triage", "billing")
     assert sender.send().name == "SUCCESS"
@@ -251,8 +252,8 @@ def test_flood_of_overdue_waits_is_rate_limited_and_batched(
     sender = otlp_sender_factory(collector, service="flood")
     now = time.time_ns()
     for i in range(n_waits):
-        r = Evidence(sender, f"flood-{i:05d}", now - 10 * S)
-        r.wait("w", deadline_ns=now - 5 * S, at=0.0)
+        r = Run(sender, f"flood-{i:05d}", now - 10 * S)
+        r.wait("w", deadline=now - 5 * S, at=0.0)
         if len(sender.pending()) >= 1000:
             assert sender.send().name == "SUCCESS"
     assert sender.send().name == "SUCCESS"

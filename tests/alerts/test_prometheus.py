@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
-from alerts_support import Daemon, Evidence, S, free_port, need_binary, until
+from alerts_support import Daemon, need_binary, until
+from support.evidence import Run, S
+from support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "deploy" / "prometheus" / "alerts.yml"
@@ -130,13 +132,13 @@ def test_stuck_and_overdue_alerts_fire_and_reach_alertmanager_receiver(
     collector = collector_factory(args=["--grace-seconds", "1"])
     sender = otlp_sender_factory(collector, service="support")
     now = time.time_ns()
-    r = Evidence(sender, "stuck-run", now - 120 * S)
+    r = Run(sender, "stuck-run", now - 120 * S)
     r.started()
     r.handoff("h1", "triage", "billing")
-    r = Evidence(sender, "overdue-run", now - 60 * S)
+    r = Run(sender, "overdue-run", now - 60 * S)
     r.started()
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now - 30 * S)
+    r.wait("h1", deadline=now - 30 * S, at=0.2)
     assert sender.send().name == "SUCCESS"
 
     prom, am = stack(collector, receiver)

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from alerts_support import Evidence, S, until
+from alerts_support import until
+from support.evidence import Run, S
 
 from handoffscope.collector.notify.routing import RoutingError, parse_file
 from handoffscope.instrumentation import semconv as sc
@@ -52,13 +53,13 @@ def test_owner_and_event_routes_reach_only_their_destination(
     )  # fmt: skip
     sender = otlp_sender_factory(collector, service="support")
     now = time.time_ns()
-    r = Evidence(sender, "fin-wait", now - 60 * S)
+    r = Run(sender, "fin-wait", now - 60 * S)
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now - 10 * S, owner="finance")
-    r = Evidence(sender, "ops-wait", now - 60 * S)
+    r.wait("h1", deadline=now - 10 * S, owner="finance", at=0.2)
+    r = Run(sender, "ops-wait", now - 60 * S)
     r.handoff("h1", "triage", "refunds")
-    r.wait("h1", deadline_ns=now - 10 * S, owner="ops-lead")
-    r = Evidence(sender, "stuck", now - 60 * S)
+    r.wait("h1", deadline=now - 10 * S, owner="ops-lead", at=0.2)
+    r = Run(sender, "stuck", now - 60 * S)
     r.started()
     r.handoff("h1", "triage", "billing")
     assert sender.send().name == "SUCCESS"
@@ -66,7 +67,7 @@ def test_owner_and_event_routes_reach_only_their_destination(
     posts = until(finance.snapshot, lambda p: len(p) >= 1)
     got = until(lambda: [p.json() for p in oncall.snapshot()], lambda p: len(p) >= 1)
     # A later sentinel for oncall proves nothing else was on its way to either.
-    r = Evidence(sender, "stuck-late", time.time_ns() - 60 * S)
+    r = Run(sender, "stuck-late", time.time_ns() - 60 * S)
     r.started()
     r.handoff("h1", "triage", "billing")
     assert sender.send().name == "SUCCESS"

@@ -11,16 +11,16 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
-from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
+from support import evidence as ev
+from support.otlp import otlp_json_doc
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -28,22 +28,10 @@ from handoffscope.instrumentation import semconv as sc
 def handoff(
     sender: Any, run_id: str, handoff_id: str = "h1", frm: str = "triage", to: str = "billing"
 ) -> None:
-    sender.emit(
-        sc.SPAN_REQUEST,
-        {
-            sc.RUN_ID: run_id,
-            sc.HANDOFF_ID: handoff_id,
-            sc.FROM_AGENT: frm,
-            sc.TO_AGENT: to,
-            sc.TURN: 1,
-            sc.ROUTE_DECLARED: True,
-            sc.CONTEXT_REQUIRED_KEYS: ["account_id", "invoice_id"],
-        },
-    )
-    sender.emit(
-        sc.SPAN_ACCEPT,
-        {sc.RUN_ID: run_id, sc.HANDOFF_ID: handoff_id, sc.DESTINATION_STARTED: True},
-    )
+    ids = {sc.RUN_ID: run_id, sc.HANDOFF_ID: handoff_id}
+    required = {sc.CONTEXT_REQUIRED_KEYS: ["account_id", "invoice_id"]}
+    sender.emit(sc.SPAN_REQUEST, {**ids, **ev.request(frm, to, turn=1, **required)})
+    sender.emit(sc.SPAN_ACCEPT, {**ids, **ev.accept()})
 
 
 def encode(spans: Sequence[ReadableSpan]) -> bytes:
@@ -51,15 +39,9 @@ def encode(spans: Sequence[ReadableSpan]) -> bytes:
 
 
 def to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    """OTLP/JSON of `spans`: proto3 JSON with trace/span ids as lowercase hex."""
-    doc = json_format.MessageToDict(encode_spans(list(spans)))
-    for resource_spans in doc["resourceSpans"]:
-        for scope_spans in resource_spans["scopeSpans"]:
-            for span in scope_spans["spans"]:
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if key in span:
-                        span[key] = base64.b64decode(span[key]).hex()
-    return doc
+    """OTLP/JSON of `spans`: proto3 JSON with trace/span ids as lowercase hex, enums by
+    name (as some senders write them; the receiver takes both)."""
+    return otlp_json_doc(encode_spans(list(spans)), integer_enums=False)
 
 
 def json_body(spans: Sequence[ReadableSpan]) -> bytes:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from support.otlp import export_request, otlp_span
 
 from handoffscope.collector.processor.allowlist import (
     EARLIEST_NS,
@@ -77,22 +78,21 @@ AT_NS = 1_750_000_000 * 10**9
 
 
 def _export(*spans: tuple[str, dict], resource: dict | None = None) -> ExportTraceServiceRequest:
-    request = ExportTraceServiceRequest()
-    rs = request.resource_spans.add()
-    for key, text in ({sc.SERVICE_NAME: "svc"} if resource is None else resource).items():
-        rs.resource.attributes.add(key=key, value=AnyValue(string_value=text))
-    ss = rs.scope_spans.add()
-    for i, (name, attributes) in enumerate(spans):
-        span = ss.spans.add(
-            name=name,
+    """Spans of (name, {key: AnyValue}); one resource, `service.name` "svc" by default."""
+    built = [
+        otlp_span(
+            name,
+            attributes,
             trace_id=bytes([1]) * 16,
             span_id=(i + 1).to_bytes(8, "big"),
-            start_time_unix_nano=AT_NS,
-            end_time_unix_nano=AT_NS + 10,
+            start_ns=AT_NS,
+            end_ns=AT_NS + 10,
         )
-        for key, value in attributes.items():
-            span.attributes.append(KeyValue(key=key, value=value))
-    return request
+        for i, (name, attributes) in enumerate(spans)
+    ]
+    if resource is None:
+        return export_request(built, service="svc")
+    return export_request(built, service=None, resource_attributes=resource)
 
 
 def s(text: str) -> AnyValue:

@@ -12,81 +12,14 @@ from __future__ import annotations
 import csv
 import io
 import time
-from collections.abc import Callable
-from typing import Any
 
 import pytest
+from support.evidence import Run, S
+from support.polling import eventually
 
 from handoffscope.instrumentation import semconv as sc
 
-S = 10**9
 GRACE = ["--grace-seconds", "1"]
-
-
-def until(fetch: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 30.0) -> Any:
-    """Poll `fetch` until `ok` holds (or give up and return the last answer)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = fetch()
-        if ok(got) or time.monotonic() > deadline:
-            return got
-        time.sleep(0.2)
-
-
-class Run:
-    """Evidence spans of one run, recorded on a sender with times relative to `t0`."""
-
-    def __init__(self, sender, run_id: str, t0: int) -> None:
-        self.sender, self.run_id, self.t0 = sender, run_id, t0
-
-    def span(
-        self, name: str, hid: str | None = None, *, at: float = 0.0, dur: float = 0.01, **attrs
-    ):
-        a = {sc.RUN_ID: self.run_id, **({sc.HANDOFF_ID: hid} if hid else {}), **attrs}
-        start = self.t0 + int(at * S)
-        return self.sender.emit(name, a, start_time=start, end_time=start + int(dur * S))
-
-    def request(self, hid, frm, to, *, at=0.0, turn=None, fp="fp1", sv=1, declared=True, **attrs):
-        a = {
-            sc.FROM_AGENT: frm,
-            sc.TO_AGENT: to,
-            sc.ROUTE_DECLARED: declared,
-            sc.FINGERPRINT: fp,
-            sc.STATE_VERSION: sv,
-            **attrs,
-        }
-        if turn is not None:
-            a[sc.TURN] = turn
-        return self.span(sc.SPAN_REQUEST, hid, at=at, **a)
-
-    def accept(self, hid, *, at=1.0, started=True, **attrs):
-        return self.span(sc.SPAN_ACCEPT, hid, at=at, **{sc.DESTINATION_STARTED: started, **attrs})
-
-    def transfer(self, hid, *, at=0.5, **attrs):
-        return self.span(sc.SPAN_TRANSFER, hid, at=at, **attrs)
-
-    def wait(self, hid, *, at=2.0, deadline: int | None, **attrs):
-        a = {
-            sc.WAIT_OWNER: "ops-lead",
-            sc.WAIT_REASON: "refund_over_limit",
-            sc.WAIT_RESUME_TOKEN_ID: "tok-1",
-            sc.WAIT_STATE_PERSISTED: True,
-            **attrs,
-        }
-        if deadline is not None:
-            a[sc.WAIT_DEADLINE] = deadline
-        return self.span(sc.SPAN_WAIT, hid, at=at, **{k: v for k, v in a.items() if v is not None})
-
-    def status(self, status, *, at=0.0, dur=0.01, **attrs):
-        return self.span(sc.SPAN_RUN, at=at, dur=dur, **{sc.RUN_STATUS: status, **attrs})
-
-    def outcome(self, result, hid=None, *, at=5.0, verifier="task_check"):
-        return self.span(
-            sc.SPAN_OUTCOME,
-            hid,
-            at=at,
-            **{sc.OUTCOME_RESULT: result, sc.OUTCOME_VERIFIER: verifier},
-        )
 
 
 def build_every_verdict(sender, t0: int, now: int) -> dict[str, str]:
@@ -236,15 +169,19 @@ def test_time_based_verdicts_flip_at_query_time(collector_factory, otlp_sender_f
     w.wait("h", at=0.2, deadline=now + 2 * S)
     sender.send()
     # No new evidence arrives: only the passing of time turns these into failures.
-    late = until(
+    late = eventually(
         lambda: collector.api("/api/v1/runs/late"),
         lambda d: d["verdict"] == sc.DESTINATION_NOT_STARTED,
+        timeout=30,
+        or_last=True,
     )
     assert handoff(late)["verdict"] == sc.DESTINATION_NOT_STARTED
     assert handoff(late)["boundaries"]["destination"] == "failed"
-    overdue = until(
+    overdue = eventually(
         lambda: collector.api("/api/v1/approvals")["approvals"],
-        lambda a: a and a[0]["verdict"] == sc.APPROVAL_OVERDUE,
+        lambda a: bool(a) and a[0]["verdict"] == sc.APPROVAL_OVERDUE,
+        timeout=30,
+        or_last=True,
     )
     assert overdue[0]["run_id"] == "deadline" and overdue[0]["seconds_left"] <= 0
     assert collector.api("/api/v1/runs/deadline")["verdict"] == sc.APPROVAL_OVERDUE

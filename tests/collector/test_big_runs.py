@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support import evidence as ev
 from test_engine import NOW0, Collector, S, accept, request, span
 
 from handoffscope.collector.config import CollectorConfig
@@ -229,13 +230,7 @@ def test_many_waits_in_one_run_are_judged(tmp_path: Path) -> None:
     for i in range(300):
         hid = f"w{i}"
         rows.append(request("w", hid, "a", "b", turn=i, sv=i))
-        wait_attrs = {
-            sc.WAIT_OWNER: "ops",
-            sc.WAIT_REASON: "refund_over_limit",
-            sc.WAIT_DEADLINE: deadline,
-            sc.WAIT_RESUME_TOKEN_ID: f"tok{i}",
-            sc.WAIT_STATE_PERSISTED: True,
-        }
+        wait_attrs = ev.wait(owner="ops", resume_token=f"tok{i}", deadline=deadline)
         rows.append(span(sc.SPAN_WAIT, "w", hid, at=1.0, a=wait_attrs))
         if i % 2:  # a decision without the token: it closes the token-bearing wait
             rows.append(span(sc.SPAN_WAIT, "w", hid, at=2.0, a={sc.WAIT_DECISION: "approved"}))

@@ -14,6 +14,7 @@ import secrets
 import time
 
 import pytest
+from support import evidence as ev
 
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.store.duckdb_store import (
@@ -55,48 +56,30 @@ def span(
 
 
 def request(run, hid, frm, to, *, at=0.0, turn=None, fp="fp1", sv=1, declared=True, a=None):
-    attrs = {sc.FROM_AGENT: frm, sc.TO_AGENT: to, sc.ROUTE_DECLARED: declared}
-    if turn is not None:
-        attrs[sc.TURN] = turn
-    if fp is not None:
-        attrs[sc.FINGERPRINT] = fp
-    if sv is not None:
-        attrs[sc.STATE_VERSION] = sv
-    attrs.update(a or {})
+    attrs = ev.request(
+        frm, to, turn=turn, fingerprint=fp, state_version=sv, declared=declared, **(a or {})
+    )
     return span(sc.SPAN_REQUEST, run, hid, at=at, a=attrs)
 
 
 def accept(run, hid, *, at=1.0, started=True, a=None):
-    return span(sc.SPAN_ACCEPT, run, hid, at=at, a={sc.DESTINATION_STARTED: started, **(a or {})})
+    return span(sc.SPAN_ACCEPT, run, hid, at=at, a=ev.accept(started=started, **(a or {})))
 
 
 def run_span(run, status, *, at=0.0, dur=0.001, a=None):
-    return span(sc.SPAN_RUN, run, at=at, dur=dur, a={sc.RUN_STATUS: status, **(a or {})})
+    return span(sc.SPAN_RUN, run, at=at, dur=dur, a=ev.run_status(status, **(a or {})))
 
 
 def outcome(run, result, *, hid=None, at=5.0, verifier="tests"):
-    return span(
-        sc.SPAN_OUTCOME,
-        run,
-        hid,
-        at=at,
-        a={sc.OUTCOME_RESULT: result, sc.OUTCOME_VERIFIER: verifier},
-    )
+    return span(sc.SPAN_OUTCOME, run, hid, at=at, a=ev.outcome(result, verifier=verifier))
 
 
 def wait(run, hid, *, at=2.0, deadline_in: float | None = 6 * 3600.0, a=None):
     """A complete wait checkpoint; the deadline is relative to when the tests started."""
     # NOW0 is taken when the module is collected: a deadline minutes ahead of it would pass
     # while a long suite is still running, and a "future" wait would be judged overdue.
-    attrs = {
-        sc.WAIT_OWNER: "ops",
-        sc.WAIT_REASON: "refund_over_limit",
-        sc.WAIT_RESUME_TOKEN_ID: "tok1",
-        sc.WAIT_STATE_PERSISTED: True,
-    }
-    if deadline_in is not None:
-        attrs[sc.WAIT_DEADLINE] = NOW0 + int(deadline_in * S)
-    attrs.update(a or {})
+    deadline = None if deadline_in is None else NOW0 + int(deadline_in * S)
+    attrs = ev.wait(owner="ops", resume_token="tok1", deadline=deadline, **(a or {}))
     return span(sc.SPAN_WAIT, run, hid, at=at, a=attrs)
 
 

@@ -12,8 +12,9 @@ import time
 from typing import ClassVar
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from support.otlp import export_request, kv, otlp_span
 from test_engine import accept, request, run_span
 from test_engine import col as col  # the engine tests' fixture (a store + engine)
 
@@ -35,34 +36,21 @@ SENTINEL = "zqxsentinel-translate"
 NOW = time.time_ns()
 
 
-def kv(key: str, value: str) -> KeyValue:
-    return KeyValue(key=key, value=AnyValue(string_value=value))
-
-
 def foreign_export(scope: str, *spans: Span) -> ExportTraceServiceRequest:
-    request = ExportTraceServiceRequest()
-    rs = request.resource_spans.add()
-    rs.resource.attributes.append(kv("service.name", "app"))
-    ss = rs.scope_spans.add()
-    ss.scope.name = scope
-    ss.spans.extend(spans)
-    return request
+    return export_request(spans, service="app", scope=scope)
 
 
 def oi_span(span_id: int, name: str, *attrs: KeyValue, parent: int = 1, error: str = "") -> Span:
-    span = Span(
+    return otlp_span(
+        name,
+        attrs,
         trace_id=bytes.fromhex("ab" * 16),
         span_id=span_id.to_bytes(8, "big"),
         parent_span_id=parent.to_bytes(8, "big") if parent else b"",
-        name=name,
-        start_time_unix_nano=NOW - 10**9 + span_id,
-        end_time_unix_nano=NOW - 10**8 + span_id,
-        attributes=list(attrs),
+        start_ns=NOW - 10**9 + span_id,
+        end_ns=NOW - 10**8 + span_id,
+        error=error,
     )
-    if error:
-        span.status.code = Status.STATUS_CODE_ERROR
-        span.status.message = error
-    return span
 
 
 def test_foreign_spans_become_contract_evidence_and_nothing_else() -> None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
-from test_translate import SENTINEL, foreign_export, kv
+from support.otlp import kv, otlp_span
+from test_translate import SENTINEL, foreign_export
 
 from handoffscope.collector.processor.allowlist import Allowlist, service_of
 from handoffscope.collector.processor.translate import Translators
@@ -23,22 +24,19 @@ from handoffscope.instrumentation import semconv as sc
 
 
 def span(span_id: int, name: str, *attrs: KeyValue, parent: int = 0) -> Span:
-    return Span(
+    return otlp_span(
+        name,
+        attrs,
         trace_id=bytes.fromhex("cd" * 16),
         span_id=span_id.to_bytes(8, "big"),
         parent_span_id=parent.to_bytes(8, "big") if parent else b"",
-        name=name,
-        start_time_unix_nano=10**18 + span_id * 1000,
-        end_time_unix_nano=10**18 + span_id * 1000 + 500,
-        attributes=list(attrs),
+        start_ns=10**18 + span_id * 1000,
+        end_ns=10**18 + span_id * 1000 + 500,
     )
 
 
 def texts(key: str, *values: str) -> KeyValue:
-    value = AnyValue()
-    for v in values:
-        value.array_value.values.add(string_value=v)
-    return KeyValue(key=key, value=value)
+    return kv(key, list(values))
 
 
 def evidence(scope: str, *spans: Span) -> list[dict]:

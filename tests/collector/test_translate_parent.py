@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from support.otlp import export_request, otlp_span
 
 from handoffscope.collector.processor.translate import Translators
 from handoffscope.instrumentation import semconv as sc
@@ -23,20 +22,19 @@ TEAM = "4feb85c6-ebd0-4471-9ce1-6384ce4827cd"
 
 
 def span(name: str, parent: Span | None = None, **attrs: str) -> Span:
-    s = Span(trace_id=TRACE, span_id=os.urandom(8), name=name, start_time_unix_nano=10**18)
-    s.end_time_unix_nano = s.start_time_unix_nano + 1000
-    if parent is not None:
-        s.parent_span_id = parent.span_id
-    for key, value in attrs.items():
-        s.attributes.append(KeyValue(key=key.replace("__", "."), value={"string_value": value}))
-    return s
+    return otlp_span(
+        name,
+        {key.replace("__", "."): value for key, value in attrs.items()},
+        trace_id=TRACE,
+        span_id=os.urandom(8),
+        parent_span_id=b"" if parent is None else parent.span_id,
+        start_ns=10**18,
+        end_ns=10**18 + 1000,
+    )
 
 
 def translate(scope: str, *spans: Span) -> list[dict[str, object]]:
-    request = ExportTraceServiceRequest()
-    ss = request.resource_spans.add().scope_spans.add()
-    ss.scope.name = scope
-    ss.spans.extend(spans)
+    request = export_request(spans, service=None, scope=scope)
     result = Translators().translate(request, lambda _attrs: "svc")
     assert result is not None and result.foreign == len(spans)
     out = []

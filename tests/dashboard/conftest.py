@@ -32,11 +32,11 @@ from dashboard_support import (
     RUN_ROUTE,
     build_big_run,
     build_flow_scenario,
-    free_port,
     seed,
     wait_http,
 )
 from support.polling import eventually
+from support.ports import free_port
 
 TOKEN = "dashboard-test-token"
 VISIBLE_TIMEOUT_S = 30.0

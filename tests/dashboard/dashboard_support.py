@@ -15,10 +15,8 @@ must look like on each page.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,21 +30,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from streamlit.testing.v1 import AppTest
+from support import evidence as ev
+from support.dashboard import APP
+from support.polling import eventually
 
 from handoffscope.dashboard.config import ENV_API, ENV_TOKEN
 from handoffscope.instrumentation import semconv as sc
-
-APP = Path(__file__).resolve().parents[2] / "dashboard/src/handoffscope/dashboard/app.py"
-PAGES = (
-    "live",
-    "control_flow",
-    "loops",
-    "approvals",
-    "runs",
-    "false_completions",
-    "run_detail",
-    "weekly_review",
-)
 
 MINUTE_NS = 60 * 1_000_000_000
 DAY_NS = 24 * 60 * MINUTE_NS
@@ -106,7 +95,7 @@ class RunBuilder:
         s.end(end_time=at_ns + 2_000_000)
 
     def started(self) -> RunBuilder:
-        self.span(sc.SPAN_RUN, self.start_ns, {sc.RUN_STATUS: sc.RUN_STATUS_STARTED})
+        self.span(sc.SPAN_RUN, self.start_ns, ev.run_status(sc.RUN_STATUS_STARTED))
         return self
 
     def handoff(
@@ -126,23 +115,22 @@ class RunBuilder:
         self.turns += 1
         hid = f"h{self.handoffs}"
         at = self.start_ns + int(minute * MINUTE_NS)
-        self.span(
-            sc.SPAN_REQUEST,
-            at,
-            {
+        request = ev.request(
+            frm,
+            to,
+            turn=self.turns,
+            fingerprint=fingerprint,
+            state_version=state_version,
+            declared=declared,
+            **{
                 sc.HANDOFF_ID: hid,
-                sc.FROM_AGENT: frm,
-                sc.TO_AGENT: to,
-                sc.TURN: self.turns,
-                sc.FINGERPRINT: fingerprint,
-                sc.STATE_VERSION: state_version,
-                sc.ROUTE_DECLARED: declared,
                 sc.TOOL_CALL_ID: f"call-{self.run_id}-{hid}",
                 sc.CONTEXT_REQUIRED_KEYS: ["account_id"],
                 sc.HISTORY_ITEMS_FORWARDED: 3,
                 sc.HISTORY_ITEMS_TOTAL: 5,
             },
         )
+        self.span(sc.SPAN_REQUEST, at, request)
         self.span(
             sc.SPAN_TRANSFER,
             at + 50_000_000,
@@ -155,9 +143,9 @@ class RunBuilder:
             },
         )
         if admitted:
-            accept: dict[str, Any] = {sc.HANDOFF_ID: hid, sc.DESTINATION_STARTED: rejection is None}
-            if rejection is not None:
-                accept[sc.REJECTION_REASON] = rejection
+            accept = ev.accept(
+                started=rejection is None, rejection=rejection, **{sc.HANDOFF_ID: hid}
+            )
             self.span(sc.SPAN_ACCEPT, at + 100_000_000, accept)
         self.agents = self.agents or [frm]
         self.agents.append(to)
@@ -172,16 +160,16 @@ class RunBuilder:
         reason: str = "refund_over_limit",
     ) -> RunBuilder:
         at = self.start_ns + int(minute * MINUTE_NS)
-        attrs: dict[str, Any] = {
-            sc.HANDOFF_ID: f"h{self.handoffs}",
-            sc.WAIT_REASON: reason,
-            sc.WAIT_RESUME_TOKEN_ID: f"resume-{self.run_id}",
-            sc.WAIT_STATE_PERSISTED: True,
-        }
-        if owner is not None:
-            attrs[sc.WAIT_OWNER] = owner
+        deadline = None
         if deadline_in_minutes is not None:
-            attrs[sc.WAIT_DEADLINE] = time.time_ns() + int(deadline_in_minutes * MINUTE_NS)
+            deadline = time.time_ns() + int(deadline_in_minutes * MINUTE_NS)
+        attrs = ev.wait(
+            owner=owner,
+            reason=reason,
+            resume_token=f"resume-{self.run_id}",
+            deadline=deadline,
+            **{sc.HANDOFF_ID: f"h{self.handoffs}"},
+        )
         self.span(sc.SPAN_WAIT, at, attrs)
         return self
 
@@ -190,17 +178,13 @@ class RunBuilder:
         self.span(
             sc.SPAN_OUTCOME,
             at,
-            {
-                sc.OUTCOME_VERIFIER: verifier,
-                sc.OUTCOME_RESULT: result,
-                sc.OUTCOME_RECEIPT_ID: f"rcpt-{self.run_id}",
-            },
+            ev.outcome(result, verifier=verifier, receipt=f"rcpt-{self.run_id}"),
         )
         return self
 
     def ended(self, *, minute: float, status: str) -> RunBuilder:
         at = self.start_ns + int(minute * MINUTE_NS)
-        attrs: dict[str, Any] = {sc.RUN_STATUS: status, sc.RUN_TURNS: self.turns}
+        attrs = ev.run_status(status, **{sc.RUN_TURNS: self.turns})
         if self.agents:
             attrs[sc.RUN_FINAL_AGENT] = self.agents[-1]
         self.span(sc.SPAN_RUN, at, attrs)
@@ -337,12 +321,8 @@ def build_big_run(tracers: dict[str, Any], now_ns: int) -> None:
             attributes={
                 sc.RUN_ID: RUN_BIG,
                 sc.HANDOFF_ID: f"h{i + 1:05d}",
-                sc.FROM_AGENT: frm,
-                sc.TO_AGENT: to,
-                sc.TURN: i + 1,
-                sc.STATE_VERSION: i + 1,
-                sc.ROUTE_DECLARED: True,
-                sc.DESTINATION_STARTED: True,
+                **ev.request(frm, to, turn=i + 1, state_version=i + 1),
+                **ev.accept(),
             },
         ).end(end_time=at + 1000)
 
@@ -445,29 +425,22 @@ def plotly_specs(at: AppTest) -> list[str]:
 # --- the dashboard as a process ----------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
     """Wait until `url` answers 200 (readiness of a process we started, not a timing check)."""
-    deadline = time.monotonic() + DASHBOARD_STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
+
+    def status() -> int:
+        if proc.poll() is not None:  # pytest.fail is no Exception: it ends the wait at once
             pytest.fail(f"the dashboard exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.3)
-    pytest.fail(
-        f"the dashboard did not answer {url} within {DASHBOARD_STARTUP_SECONDS} s:\n"
-        f"{log.read_text()[-3000:]}"
-    )
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status
+
+    try:
+        eventually(status, lambda s: s == 200, timeout=DASHBOARD_STARTUP_SECONDS, every=0.3)
+    except AssertionError:
+        pytest.fail(
+            f"the dashboard did not answer {url} within {DASHBOARD_STARTUP_SECONDS} s:\n"
+            f"{log.read_text()[-3000:]}"
+        )
 
 
 def settle(page: Any) -> None:

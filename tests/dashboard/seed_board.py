@@ -26,6 +26,7 @@ from typing import Any
 from dashboard_support import MINUTE_NS, RunBuilder, seed
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from support import evidence as ev
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -91,7 +92,7 @@ class TracedRun(RunBuilder):
         s.end(end_time=at_ns + 2_000_000)
 
     def started_in(self, conversation: str | None = None) -> TracedRun:
-        attrs: dict[str, Any] = {sc.RUN_STATUS: sc.RUN_STATUS_STARTED}
+        attrs = ev.run_status(sc.RUN_STATUS_STARTED)
         if conversation:
             attrs[sc.GEN_AI_CONVERSATION_ID] = conversation
         self.span(sc.SPAN_RUN, self.start_ns, attrs)
@@ -99,14 +100,12 @@ class TracedRun(RunBuilder):
 
     def run_wait(self, *, minute: float, owner: str | None, deadline_ns: int) -> TracedRun:
         """A wait on the run itself: no handoff.id."""
-        attrs: dict[str, Any] = {
-            sc.WAIT_REASON: "budget_review",
-            sc.WAIT_RESUME_TOKEN_ID: f"resume-{self.run_id}",
-            sc.WAIT_STATE_PERSISTED: True,
-            sc.WAIT_DEADLINE: deadline_ns,
-        }
-        if owner is not None:
-            attrs[sc.WAIT_OWNER] = owner
+        attrs = ev.wait(
+            owner=owner,
+            reason="budget_review",
+            resume_token=f"resume-{self.run_id}",
+            deadline=deadline_ns,
+        )
         self.span(sc.SPAN_WAIT, self.start_ns + int(minute * MINUTE_NS), attrs)
         return self
 

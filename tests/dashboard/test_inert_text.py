@@ -24,11 +24,11 @@ from dashboard_support import (
     CHROMIUM_ARGS,
     MINUTE_NS,
     PAGE_SECONDS,
-    PAGES,
     RunBuilder,
     seed,
     settle,
 )
+from support.dashboard import PAGES
 
 from handoffscope.instrumentation import semconv as sc
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 from dashboard_support import open_page, tables, texts
+from support import evidence as ev
+from support.polling import eventually
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -50,29 +52,21 @@ def test_approvals_and_run_detail_say_who_was_notified_and_when(
     now = time.time_ns()
     a = {sc.RUN_ID: "run-notified", sc.HANDOFF_ID: "h1"}
     sender.emit(sc.SPAN_REQUEST, {**a, sc.FROM_AGENT: "triage", sc.TO_AGENT: "refunds"})
-    sender.emit(sc.SPAN_ACCEPT, {**a, sc.DESTINATION_STARTED: True})
+    sender.emit(sc.SPAN_ACCEPT, {**a, **ev.accept()})
     sender.emit(
-        sc.SPAN_WAIT,
-        {
-            **a,
-            sc.WAIT_OWNER: "finance",
-            sc.WAIT_REASON: "refund_over_limit",
-            sc.WAIT_DEADLINE: now + 3 * S,
-            sc.WAIT_RESUME_TOKEN_ID: "tok",
-            sc.WAIT_STATE_PERSISTED: True,
-        },
+        sc.SPAN_WAIT, {**a, **ev.wait(owner="finance", resume_token="tok", deadline=now + 3 * S)}
     )
     assert sender.send().name == "SUCCESS"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        sent = [
+    sent = eventually(
+        lambda: [
             n["event"]
             for n in collector.api("/api/v1/runs/run-notified")["notifications"]
             if n["status"] == "sent"
-        ]
-        if sent == [sc.NOTIFY_WAIT_CHECKPOINTED, sc.NOTIFY_APPROVAL_OVERDUE]:
-            break
-        time.sleep(0.2)
+        ],
+        lambda sent: sent == [sc.NOTIFY_WAIT_CHECKPOINTED, sc.NOTIFY_APPROVAL_OVERDUE],
+        timeout=60,
+        or_last=True,
+    )
     assert sent == [sc.NOTIFY_WAIT_CHECKPOINTED, sc.NOTIFY_APPROVAL_OVERDUE]
 
     at = open_page("approvals", monkeypatch, collector.http_endpoint)

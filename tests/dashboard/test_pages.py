@@ -17,7 +17,6 @@ from dashboard_support import (
     MINUTE_NS,
     OWNER_OVERDUE,
     OWNER_PENDING,
-    PAGES,
     RUN_FALSE_COMPLETE,
     RUN_LOOP,
     RUN_OVERDUE,
@@ -33,6 +32,7 @@ from dashboard_support import (
     tables,
     texts,
 )
+from support.dashboard import PAGES
 
 from handoffscope.dashboard import layout, style
 from handoffscope.instrumentation import semconv as sc

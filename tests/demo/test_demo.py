@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
+import pytest
+from support.polling import eventually
+from support.ports import free_port
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -24,12 +25,6 @@ from handoffscope.instrumentation import semconv as sc
 # required; the failure kinds, a pending wait and healthy runs must all appear.
 EXPECTED = [v for v in sc.PRECEDENCE if v != sc.IN_FLIGHT]
 DEADLINE_S = 150
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_demo_shows_every_verdict(tmp_path: Path) -> None:
@@ -48,29 +43,27 @@ def test_demo_shows_every_verdict(tmp_path: Path) -> None:
     seen: set[str] = set()
     notified: set[str] = set()
     try:
-        deadline = time.monotonic() + DEADLINE_S
         with httpx.Client(base_url=api, timeout=10) as client:
-            while time.monotonic() < deadline and (seen != set(EXPECTED) or not notified):
-                assert demo.poll() is None, (tmp_path / "demo.log").read_text()
+
+            def progress() -> bool:
+                """Add what the API shows now to `seen` and `notified`; all there yet?"""
+                if demo.poll() is not None:  # pytest.fail is no Exception: ends the wait
+                    pytest.fail((tmp_path / "demo.log").read_text())
                 for verdict in set(EXPECTED) - seen:
-                    try:
-                        resp = client.get("/api/v1/runs", params={"verdict": verdict, "limit": 1})
-                    except httpx.TransportError:
-                        break  # still starting
+                    resp = client.get("/api/v1/runs", params={"verdict": verdict, "limit": 1})
                     if resp.status_code == 200 and resp.json()["runs"]:
                         seen.add(verdict)
-                try:
-                    resp = client.get("/api/v1/approvals")
-                except httpx.TransportError:
-                    resp = None
-                if resp is not None and resp.status_code == 200:
-                    notified |= {
+                resp = client.get("/api/v1/approvals")  # a TransportError: still starting
+                if resp.status_code == 200:
+                    notified.update(
                         n["event"]
                         for a in resp.json()["approvals"]
                         for n in a["notifications"]
                         if n["status"] == "sent"
-                    }
-                time.sleep(1)
+                    )
+                return seen == set(EXPECTED) and bool(notified)
+
+            eventually(progress, timeout=DEADLINE_S, every=1, or_last=True)
             weekly = client.get("/api/v1/review/weekly").json()
     finally:
         demo.send_signal(signal.SIGTERM)

@@ -62,15 +62,16 @@ def seed_corpus(directory: Path) -> None:
     """A valid protobuf and JSON export to start mutating from (only into an empty dir)."""
     if any(directory.iterdir()):
         return
-    sys.path.insert(0, str(Path(__file__).parent))
-    from hardening_support import evidence_span, export_request, request_attributes, to_otlp_json
+    sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the support package
+    from support.evidence import request_attributes
+    from support.otlp import export_request, otlp_span, to_otlp_json
 
     from handoffscope.instrumentation import semconv as sc
 
     request = export_request(
         [
-            evidence_span(sc.SPAN_REQUEST, request_attributes("run-seed", "h1")),
-            evidence_span("openai.chat", {"gen_ai.prompt": "x"}),
+            otlp_span(sc.SPAN_REQUEST, request_attributes("run-seed", "h1")),
+            otlp_span("openai.chat", {"gen_ai.prompt": "x"}),
         ]
     )
     (directory / "seed-protobuf").write_bytes(b"\x01\x00" + request.SerializeToString())

@@ -14,14 +14,15 @@
 from __future__ import annotations
 
 import ipaddress
-from pathlib import Path
 from typing import Any
 
 import grpc
 import httpx
 import psutil
 import pytest
-from hardening_support import evidence_span, export_request, request_attributes
+from support.dashboard import APP
+from support.evidence import request_attributes
+from support.otlp import export_request, otlp_span
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -42,7 +43,7 @@ BAD_AUTHORIZATION = (
 
 def body(run_id: str) -> bytes:
     return export_request(
-        [evidence_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1"))]
+        [otlp_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1"))]
     ).SerializeToString()
 
 
@@ -137,9 +138,6 @@ def test_every_query_endpoint_refuses_missing_and_wrong_tokens(guarded: Any) -> 
             assert response.status_code == 200, (path, response.text[:300])
         # Probes need no secret.
         assert client.get("/healthz").status_code == 200
-
-
-APP = Path(__file__).resolve().parents[2] / "dashboard/src/handoffscope/dashboard/app.py"
 
 
 def test_dashboard_works_with_the_token_and_refuses_without(

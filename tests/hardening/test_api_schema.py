@@ -19,7 +19,6 @@ from urllib.parse import quote
 
 import pytest
 import schemathesis
-from hardening_support import evidence_span, export_request, request_attributes
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -27,6 +26,8 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from support.evidence import request_attributes
+from support.otlp import export_request, otlp_span
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -42,10 +43,10 @@ def seed(collector: Any) -> None:
     """Three runs with real evidence: a healthy one, a refused contract, an open wait."""
     spans = []
     for run_id in ("run-api-1", "run-api-2", "run-api-3"):
-        spans.append(evidence_span(sc.SPAN_RUN, {sc.RUN_ID: run_id, sc.RUN_STATUS: "started"}))
-        spans.append(evidence_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")))
+        spans.append(otlp_span(sc.SPAN_RUN, {sc.RUN_ID: run_id, sc.RUN_STATUS: "started"}))
+        spans.append(otlp_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")))
     spans.append(
-        evidence_span(
+        otlp_span(
             sc.SPAN_ACCEPT,
             {
                 sc.RUN_ID: "run-api-2",
@@ -56,9 +57,7 @@ def seed(collector: Any) -> None:
         )
     )
     spans.append(
-        evidence_span(
-            sc.SPAN_WAIT, {sc.RUN_ID: "run-api-3", sc.HANDOFF_ID: "h1", sc.WAIT_OWNER: "ops"}
-        )
+        otlp_span(sc.SPAN_WAIT, {sc.RUN_ID: "run-api-3", sc.HANDOFF_ID: "h1", sc.WAIT_OWNER: "ops"})
     )
     response = collector.post_traces(export_request(spans).SerializeToString())
     assert response.status_code == 200, response.text

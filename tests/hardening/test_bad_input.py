@@ -32,24 +32,23 @@ import httpx
 import pytest
 from google.protobuf import json_format
 from google.rpc import status_pb2
-from hardening_support import (
-    JSON,
-    PROTOBUF,
-    SECOND_NS,
-    evidence_span,
-    export_request,
-    gzipped,
-    new_ids,
-    request_attributes,
-    span_keys,
-    stored_keys,
-    to_otlp_json,
-)
+from hardening_support import SECOND_NS, stored_keys
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
+)
+from support.evidence import request_attributes
+from support.otlp import (
+    JSON,
+    PROTOBUF,
+    export_request,
+    gzipped,
+    new_ids,
+    otlp_span,
+    span_keys,
+    to_otlp_json,
 )
 
 from handoffscope.instrumentation import semconv as sc
@@ -79,8 +78,8 @@ def small_collector(module_collector_factory: Any) -> Any:
 def valid_request(run_id: str = "run-valid") -> ExportTraceServiceRequest:
     return export_request(
         [
-            evidence_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")),
-            evidence_span(
+            otlp_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")),
+            otlp_span(
                 sc.SPAN_ACCEPT,
                 {sc.RUN_ID: run_id, sc.HANDOFF_ID: "h1", sc.DESTINATION_STARTED: True},
             ),
@@ -361,10 +360,7 @@ def test_oversize_truncation_and_wrong_headers_get_their_status(small_collector)
     check_http_answer(response, PROTOBUF, {400})
 
     big = export_request(
-        [
-            evidence_span(sc.SPAN_REQUEST, request_attributes("run-big", f"h{i}"))
-            for i in range(2000)
-        ]
+        [otlp_span(sc.SPAN_REQUEST, request_attributes("run-big", f"h{i}")) for i in range(2000)]
     ).SerializeToString()
     assert len(big) > MAX_BODY
     # declared by Content-Length
@@ -415,7 +411,7 @@ def make_span(kind: str, run_id: str, n: int):
     """A span of `kind`; True if the allowlist must keep it."""
     attrs = request_attributes(run_id, f"h{n}")
     if kind == "valid":
-        return evidence_span(sc.SPAN_REQUEST, attrs), True
+        return otlp_span(sc.SPAN_REQUEST, attrs), True
     if kind == "valid_with_junk":
         # Kept as a span; the wrongly typed contract values and the content are dropped.
         attrs.update(
@@ -428,39 +424,37 @@ def make_span(kind: str, run_id: str, n: int):
                 "input.value": b"\x00\x01",
             }
         )
-        return evidence_span(sc.SPAN_TRANSFER, attrs), True
+        return otlp_span(sc.SPAN_TRANSFER, attrs), True
     if kind == "foreign_name":
-        return evidence_span("openai.chat", attrs), False
+        return otlp_span("openai.chat", attrs), False
     if kind == "no_run_id":
         del attrs[sc.RUN_ID]
-        return evidence_span(sc.SPAN_ACCEPT, attrs), False
+        return otlp_span(sc.SPAN_ACCEPT, attrs), False
     if kind == "run_id_wrong_type":
         attrs[sc.RUN_ID] = 12345
-        return evidence_span(sc.SPAN_ACCEPT, attrs), False
+        return otlp_span(sc.SPAN_ACCEPT, attrs), False
     if kind == "run_id_too_long":
         attrs[sc.RUN_ID] = "r" * (sc.MAX_ID_LEN + 1)
-        return evidence_span(sc.SPAN_REQUEST, attrs), False
+        return otlp_span(sc.SPAN_REQUEST, attrs), False
     if kind == "run_id_control_char":
         attrs[sc.RUN_ID] = f"{run_id}\n{n}"
-        return evidence_span(sc.SPAN_REQUEST, attrs), False
+        return otlp_span(sc.SPAN_REQUEST, attrs), False
     if kind == "year_2262":  # near the end of int64 nanoseconds
-        return evidence_span(sc.SPAN_REQUEST, attrs, start_ns=2**63 - 1001, end_ns=2**63 - 1), False
+        return otlp_span(sc.SPAN_REQUEST, attrs, start_ns=2**63 - 1001, end_ns=2**63 - 1), False
     if kind == "year_2100":
         at = 4_102_444_800 * SECOND_NS
-        return evidence_span(sc.SPAN_REQUEST, attrs, start_ns=at, end_ns=at + 1), False
+        return otlp_span(sc.SPAN_REQUEST, attrs, start_ns=at, end_ns=at + 1), False
     if kind == "before_2000":
-        return evidence_span(
-            sc.SPAN_REQUEST, attrs, start_ns=SECOND_NS, end_ns=2 * SECOND_NS
-        ), False
+        return otlp_span(sc.SPAN_REQUEST, attrs, start_ns=SECOND_NS, end_ns=2 * SECOND_NS), False
     trace_id, span_id = new_ids()
     if kind == "short_trace_id":
-        return evidence_span(sc.SPAN_REQUEST, attrs, trace_id=trace_id[:7], span_id=span_id), False
+        return otlp_span(sc.SPAN_REQUEST, attrs, trace_id=trace_id[:7], span_id=span_id), False
     if kind == "zero_span_id":
-        return evidence_span(sc.SPAN_REQUEST, attrs, trace_id=trace_id, span_id=bytes(8)), False
+        return otlp_span(sc.SPAN_REQUEST, attrs, trace_id=trace_id, span_id=bytes(8)), False
     if kind == "zero_start":
-        return evidence_span(sc.SPAN_REQUEST, attrs, start_ns=0), False
+        return otlp_span(sc.SPAN_REQUEST, attrs, start_ns=0), False
     if kind == "time_past_int64":
-        return evidence_span(sc.SPAN_REQUEST, attrs, end_ns=2**64 - 1), False
+        return otlp_span(sc.SPAN_REQUEST, attrs, end_ns=2**64 - 1), False
     raise AssertionError(kind)
 
 

@@ -27,14 +27,8 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from hardening_support import (
-    JSON,
-    PROTOBUF,
-    evidence_span,
-    export_request,
-    request_attributes,
-    to_otlp_json,
-)
+from support.evidence import request_attributes
+from support.otlp import JSON, PROTOBUF, export_request, otlp_span, to_otlp_json
 from support.polling import eventually
 
 from handoffscope.instrumentation import semconv as sc
@@ -284,8 +278,7 @@ def slow_to_decode_json(min_bytes: int) -> bytes:
     """An OTLP/JSON export of about `min_bytes` that the decoder reads to its very end and
     then refuses (400): the last span's start time is not a number."""
     spans = [
-        evidence_span(sc.SPAN_REQUEST, request_attributes("run-big-json", f"h{i}"))
-        for i in range(200)
+        otlp_span(sc.SPAN_REQUEST, request_attributes("run-big-json", f"h{i}")) for i in range(200)
     ]
     doc = json.loads(to_otlp_json(export_request(spans)))
     block = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]

@@ -26,18 +26,10 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from hardening_support import (
-    JSON,
-    PROTOBUF,
-    evidence_span,
-    export_request,
-    gzipped,
-    request_attributes,
-    span_keys,
-    stored_keys,
-    to_otlp_json,
-)
+from hardening_support import stored_keys
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from support.evidence import request_attributes
+from support.otlp import JSON, PROTOBUF, export_request, gzipped, otlp_span, span_keys, to_otlp_json
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -63,9 +55,9 @@ class Ledger:
             run_id = f"run-crash-{self.counter}"
         spans = []
         for h in range(HANDOFFS_PER_RUN):
-            spans.append(evidence_span(sc.SPAN_REQUEST, request_attributes(run_id, f"h{h}")))
+            spans.append(otlp_span(sc.SPAN_REQUEST, request_attributes(run_id, f"h{h}")))
             spans.append(
-                evidence_span(
+                otlp_span(
                     sc.SPAN_ACCEPT,
                     {sc.RUN_ID: run_id, sc.HANDOFF_ID: f"h{h}", sc.DESTINATION_STARTED: True},
                 )

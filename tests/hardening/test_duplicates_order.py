@@ -19,16 +19,10 @@ from typing import Any
 
 import grpc
 import pytest
-from hardening_support import (
-    JSON,
-    SECOND_NS,
-    evidence_span,
-    export_request,
-    new_ids,
-    stored_keys,
-    to_otlp_json,
-)
+from hardening_support import SECOND_NS, stored_keys
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from support import evidence as ev
+from support.otlp import JSON, export_request, otlp_span, to_otlp_json
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -44,12 +38,7 @@ class Scenario:
         self.spans: list[Span] = []
 
     def span(self, name: str, at_ns: int, attrs: dict[str, Any]) -> None:
-        trace_id, span_id = new_ids()
-        self.spans.append(
-            evidence_span(
-                name, attrs, trace_id=trace_id, span_id=span_id, start_ns=at_ns - 1000, end_ns=at_ns
-            )
-        )
+        self.spans.append(otlp_span(name, attrs, start_ns=at_ns - 1000, end_ns=at_ns))
 
     def run(self, run_id: str, *, minutes_ago: float, agent: str = "triage") -> int:
         t0 = self.now - int(minutes_ago * MINUTE_NS)
@@ -87,18 +76,20 @@ class Scenario:
         self.span(
             sc.SPAN_REQUEST,
             at,
-            {
-                sc.RUN_ID: run_id,
-                sc.HANDOFF_ID: hid,
-                sc.FROM_AGENT: src,
-                sc.TO_AGENT: dst,
-                sc.TURN: 1,
-                sc.FINGERPRINT: fingerprint,
-                sc.STATE_VERSION: state_version,
-                sc.ROUTE_DECLARED: declared,
-                sc.TOOL_CALL_ID: f"call-{hid}",
-                sc.CONTEXT_REQUIRED_KEYS: ["order_id"],
-            },
+            ev.request(
+                src,
+                dst,
+                turn=1,
+                fingerprint=fingerprint,
+                state_version=state_version,
+                declared=declared,
+                **{
+                    sc.RUN_ID: run_id,
+                    sc.HANDOFF_ID: hid,
+                    sc.TOOL_CALL_ID: f"call-{hid}",
+                    sc.CONTEXT_REQUIRED_KEYS: ["order_id"],
+                },
+            ),
         )
         self.span(
             sc.SPAN_TRANSFER,
@@ -116,21 +107,19 @@ class Scenario:
             self.span(
                 sc.SPAN_ACCEPT,
                 at + 2 * SECOND_NS,
-                {
-                    sc.RUN_ID: run_id,
-                    sc.HANDOFF_ID: hid,
-                    sc.REJECTION_REASON: rejected,
-                    sc.VERDICT: sc.CONTRACT_REJECTED,
-                    sc.GEN_AI_AGENT_NAME: dst,
-                },
+                ev.accept(
+                    started=None,
+                    rejection=rejected,
+                    **{
+                        sc.RUN_ID: run_id,
+                        sc.HANDOFF_ID: hid,
+                        sc.VERDICT: sc.CONTRACT_REJECTED,
+                        sc.GEN_AI_AGENT_NAME: dst,
+                    },
+                ),
             )
         elif accepted:
-            accept = {
-                sc.RUN_ID: run_id,
-                sc.HANDOFF_ID: hid,
-                sc.DESTINATION_STARTED: True,
-                sc.GEN_AI_AGENT_NAME: dst,
-            }
+            accept = ev.accept(**{sc.RUN_ID: run_id, sc.HANDOFF_ID: hid, sc.GEN_AI_AGENT_NAME: dst})
             if missing:
                 accept[sc.CONTEXT_MISSING_KEYS] = list(missing)
             self.span(sc.SPAN_ACCEPT, at + 2 * SECOND_NS, accept)
@@ -139,12 +128,9 @@ class Scenario:
         self.span(
             sc.SPAN_OUTCOME,
             at,
-            {
-                sc.RUN_ID: run_id,
-                sc.OUTCOME_VERIFIER: "refund_check",
-                sc.OUTCOME_RESULT: result,
-                sc.OUTCOME_RECEIPT_ID: f"rcpt-{run_id}",
-            },
+            ev.outcome(
+                result, verifier="refund_check", receipt=f"rcpt-{run_id}", **{sc.RUN_ID: run_id}
+            ),
         )
 
     def ended(self, run_id: str, at: int, status: str, final_agent: str = "billing") -> None:

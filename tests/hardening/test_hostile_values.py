@@ -15,22 +15,15 @@ from typing import Any
 
 import grpc
 import httpx
-from hardening_support import (
-    JSON,
-    PROTOBUF,
-    SECOND_NS,
-    evidence_span,
-    export_request,
-    key_values,
-    request_attributes,
-    to_otlp_json,
-)
+from hardening_support import SECOND_NS
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+from support.evidence import request_attributes
+from support.otlp import JSON, PROTOBUF, export_request, key_values, otlp_span, to_otlp_json
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -75,14 +68,13 @@ def test_spans_dated_out_of_window_are_refused_and_their_neighbours_stored(
     for transport in ("proto", "json", "grpc"):
         good_run = f"run-neighbours-{transport}"
         spans = [
-            evidence_span(sc.SPAN_REQUEST, request_attributes(good_run, f"h{i}"))
-            for i in range(999)
+            otlp_span(sc.SPAN_REQUEST, request_attributes(good_run, f"h{i}")) for i in range(999)
         ]
         for year, (start, end) in out_of_window.items():
             bad_run = f"run-{year}-{transport}"
             spans.insert(
                 len(spans) // 2,
-                evidence_span(
+                otlp_span(
                     sc.SPAN_REQUEST, request_attributes(bad_run, "h1"), start_ns=start, end_ns=end
                 ),
             )
@@ -106,13 +98,13 @@ def test_a_day_of_clock_skew_is_believed_beyond_it_refused(collector_factory: An
     collector = collector_factory(args=["--max-clock-skew-seconds", "3600"])
     now = time.time_ns()
     ahead = [
-        evidence_span(
+        otlp_span(
             sc.SPAN_REQUEST,
             request_attributes("run-skew-ok", "h1"),
             start_ns=now + 1800 * SECOND_NS,
             end_ns=now + 1800 * SECOND_NS,
         ),
-        evidence_span(
+        otlp_span(
             sc.SPAN_REQUEST,
             request_attributes("run-skew-far", "h1"),
             start_ns=now + 7200 * SECOND_NS,
@@ -126,8 +118,8 @@ def test_a_day_of_clock_skew_is_believed_beyond_it_refused(collector_factory: An
 
 def test_run_ids_with_control_characters_are_refused_at_the_door(collector: Any) -> None:
     hostile = ["run\nid", "run\rid", "run\x00id", "run\x1bid", "run\x7fid", "run\u2028id"]
-    spans = [evidence_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")) for run_id in hostile]
-    spans.append(evidence_span(sc.SPAN_REQUEST, request_attributes("run-plain", "h1")))
+    spans = [otlp_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")) for run_id in hostile]
+    spans.append(otlp_span(sc.SPAN_REQUEST, request_attributes("run-plain", "h1")))
     assert send(collector, "proto", export_request(spans)) == len(hostile)
     assert refused(collector, "no_run_id") == len(hostile)
     # Whatever is listed can be opened: listing and lookup agree.
@@ -143,7 +135,7 @@ def test_twenty_thousand_services_make_a_bounded_metrics_page(collector: Any) ->
     for i in range(services):
         # The first ten drop more, so they are the top of the ranking.
         junk = {f"junk.{k}": "x" for k in range(5 if i < 10 else 1)}
-        span = evidence_span(sc.SPAN_REQUEST, {**request_attributes(f"run-svc-{i}", "h1"), **junk})
+        span = otlp_span(sc.SPAN_REQUEST, {**request_attributes(f"run-svc-{i}", "h1"), **junk})
         request.resource_spans.append(
             ResourceSpans(
                 resource=Resource(attributes=key_values({sc.SERVICE_NAME: f"svc-{i:05d}"})),
@@ -172,7 +164,7 @@ def test_weekly_csv_from_the_api_neutralises_formula_agent_names(collector: Any)
         "run-formula", "h1", **{sc.FROM_AGENT: sender, sc.TO_AGENT: receiver}
     )
     attrs[sc.ROUTE_DECLARED] = False  # a route rejection: listed by edge, agent and reason
-    assert send(collector, "proto", export_request([evidence_span(sc.SPAN_REQUEST, attrs)])) == 0
+    assert send(collector, "proto", export_request([otlp_span(sc.SPAN_REQUEST, attrs)])) == 0
     text = collector.get("/api/v1/review/weekly", weeks=1, format="csv").text
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     keys = {(r["dimension"], r["key"]) for r in rows}

@@ -20,13 +20,9 @@ import time
 from typing import Any
 
 import httpx
-from hardening_support import (
-    PROTOBUF,
-    SECOND_NS,
-    evidence_span,
-    export_request,
-    request_attributes,
-)
+from hardening_support import SECOND_NS
+from support.evidence import request_attributes
+from support.otlp import PROTOBUF, export_request, otlp_span
 from support.polling import eventually
 
 from handoffscope.instrumentation import semconv as sc
@@ -48,15 +44,15 @@ def _big_export(run_id: str, now: int) -> bytes:
             f"h{i:05d}",
             **{sc.FROM_AGENT: frm, sc.TO_AGENT: to, sc.TURN: i, sc.STATE_VERSION: i},
         )
-        spans.append(evidence_span(sc.SPAN_REQUEST, attrs, start_ns=start, end_ns=start + 1000))
+        spans.append(otlp_span(sc.SPAN_REQUEST, attrs, start_ns=start, end_ns=start + 1000))
     return export_request(spans, service="big-sender").SerializeToString()
 
 
 def _small_export(run_id: str) -> bytes:
     return export_request(
         [
-            evidence_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")),
-            evidence_span(
+            otlp_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1")),
+            otlp_span(
                 sc.SPAN_ACCEPT,
                 {sc.RUN_ID: run_id, sc.HANDOFF_ID: "h1", sc.DESTINATION_STARTED: True},
             ),
@@ -137,7 +133,7 @@ def test_a_huge_pending_run_stalls_no_other_sender_and_is_judged(
 
     # One handoff more than the cap: refused by the judge, counted, the run marked.
     extra = export_request(
-        [evidence_span(sc.SPAN_REQUEST, request_attributes("big-run", "one-too-many"))]
+        [otlp_span(sc.SPAN_REQUEST, request_attributes("big-run", "one-too-many"))]
     )
     assert collector.post_traces(extra.SerializeToString()).status_code == 200
     capped = collector.api("/api/v1/runs/big-run", handoffs_limit=1)

@@ -30,17 +30,13 @@ import httpx
 import psutil
 import pytest
 from google.rpc.error_details_pb2 import RetryInfo
-from hardening_support import (
-    PROTOBUF,
-    evidence_span,
-    export_request,
-    request_attributes,
-    stored_keys,
-)
+from hardening_support import stored_keys
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from support.evidence import request_attributes
+from support.otlp import PROTOBUF, export_request, otlp_span
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -87,10 +83,7 @@ def flood(narrow: Any, seconds: float, threads: int = 6) -> tuple[Counter, int, 
     and the bytes sent.
     """
     body = export_request(
-        [
-            evidence_span(sc.SPAN_REQUEST, request_attributes("run-flood", f"h{i}"))
-            for i in range(1000)
-        ]
+        [otlp_span(sc.SPAN_REQUEST, request_attributes("run-flood", f"h{i}")) for i in range(1000)]
     ).SerializeToString()
     answers: Counter = Counter()
     lock = threading.Lock()

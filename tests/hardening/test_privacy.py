@@ -24,22 +24,22 @@ attribute name in /api/v1/drops and /metrics.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hardening_support import (
+from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+from support.dashboard import APP, PAGES
+from support.evidence import request_attributes
+from support.otlp import (
     JSON,
     PROTOBUF,
-    evidence_span,
     export_request,
     gzipped,
     key_values,
-    request_attributes,
+    otlp_span,
     to_otlp_json,
 )
-from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
-from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from support.privacy import assert_content_free
 
 from handoffscope.collector.processor.allowlist import UNREADABLE_NAME
@@ -140,7 +140,7 @@ def raw_hostile_request(service: str, run_id: str, spans: int):
         attrs = hostile_evidence(run_id, 100 + n, "raw")
         attrs[SENTENCE_KEY] = "x"
         attrs[LONG_KEY] = "x"
-        span = evidence_span(sc.SPAN_TRANSFER, attrs)
+        span = otlp_span(sc.SPAN_TRANSFER, attrs)
         span.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR, message=f"{SENTINEL} failed"))
         span.trace_state = f"vendor={SENTINEL}"
         span.events.add(name=f"{SENTINEL} event name", time_unix_nano=span.end_time_unix_nano)
@@ -150,7 +150,7 @@ def raw_hostile_request(service: str, run_id: str, spans: int):
             attributes=key_values({"input.value": SENTINEL}),
         )
         built.append(span)
-    foreign = evidence_span(f"{SENTINEL} span name", {sc.RUN_ID: run_id, "input.value": SENTINEL})
+    foreign = otlp_span(f"{SENTINEL} span name", {sc.RUN_ID: run_id, "input.value": SENTINEL})
     foreign.kind = Span.SPAN_KIND_CLIENT
     request = export_request(
         [*built, foreign], service=service, resource_attributes={"host.note": SENTINEL}
@@ -230,18 +230,6 @@ def test_hostile_content_reaches_no_file_api_metrics_or_log(
 
 
 # --- the dashboard --------------------------------------------------------------------------
-
-APP = Path(__file__).resolve().parents[2] / "dashboard/src/handoffscope/dashboard/app.py"
-PAGES = (
-    "live",
-    "control_flow",
-    "loops",
-    "approvals",
-    "runs",
-    "false_completions",
-    "run_detail",
-    "weekly_review",
-)
 
 
 def rendered(at: Any) -> str:

@@ -19,6 +19,7 @@ import logging
 
 import pytest
 from hardening_support import closed_port_url
+from support.shim import record_handoff
 
 from handoffscope.instrumentation import HandoffRecorder, configure, stats
 
@@ -39,31 +40,7 @@ def drive_app(recorder: HandoffRecorder, handoffs: int, prefix: str) -> list[boo
     """An agent app's handoffs, as an adapter records them; returns each call's result."""
     results = []
     for i in range(handoffs):
-        run_id = f"{prefix}-run-{i // 10}"
-        handoff_id = f"h{i}"
-        results.append(
-            recorder.handoff_requested(
-                run_id,
-                handoff_id,
-                from_agent="triage",
-                to_agent="billing",
-                turn=i % 10 + 1,
-                state_version=i,
-                route_declared=True,
-                tool_call_id=f"call-{i}",
-            )
-        )
-        results.append(
-            recorder.handoff_transferred(
-                run_id,
-                handoff_id,
-                goto="billing",
-                control_before="triage",
-                control_after="billing",
-                tool_call_closed=True,
-            )
-        )
-        results.append(recorder.handoff_accepted(run_id, handoff_id, agent="billing"))
+        results.extend(record_handoff(recorder, f"{prefix}-run-{i // 10}", i))
     return results
 
 

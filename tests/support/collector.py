@@ -192,15 +192,15 @@ class CollectorProcess:
         reads verdicts right after an export waits here first; if the judge never catches
         up, the test's own assertions say what is missing.
         """
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def pending() -> int | None:
             try:
                 health = httpx.get(self.http_endpoint + "/healthz", timeout=30).json()
             except (httpx.HTTPError, ValueError):
-                return  # not up (or a test of a broken collector): nothing to wait for
-            if not health.get("judge_pending_commits"):
-                return
-            time.sleep(0.02)
+                return None  # not up (or a test of a broken collector): nothing to wait for
+            return health.get("judge_pending_commits") or 0
+
+        eventually(pending, lambda n: not n, timeout=timeout, every=0.02, or_last=True)
 
     def run(
         self,

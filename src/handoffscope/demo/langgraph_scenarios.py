@@ -62,6 +62,14 @@ from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 from typing_extensions import TypedDict
 
+from handoffscope.demo import desk
+from handoffscope.demo.desk import (
+    APPROVERS,
+    DECIDED_WINDOW_S,
+    OVERDUE_WINDOW_S,
+    PENDING_WINDOW_S,
+    VERIFIERS,
+)
 from handoffscope.instrumentation.langgraph import LangGraphInstrumentor, wait_details
 
 KINDS: dict[str, float] = {
@@ -99,24 +107,10 @@ HANDOFF_TOOLS: dict[str, tuple[str, ...]] = {
 }
 """The agents each agent has a transfer tool for."""
 
-PENDING_WINDOW_S = (3600.0, 4 * 3600.0)
-"""Deadline of an approval left pending: hours ahead, so it stays `waiting_on_approval`."""
-OVERDUE_WINDOW_S = (5.0, 30.0)
-"""Deadline of an approval nobody will decide: close enough that the live board shows it
-turn `approval_overdue` while the newcomer watches."""
-DECIDED_WINDOW_S = (600.0, 3600.0)
-"""Deadline of an approval that gets decided (before it, within the same call)."""
 RECURSION_LIMITS = (6, 10)
 """LangGraph's `recursion_limit` for a ping-pong run (inclusive range): where it stops."""
 
-APPROVERS = ("finance-lead", "billing-lead", "ops-lead")
 APPROVAL_REASON = "refund_over_limit"
-VERIFIERS = {
-    "billing": "invoice_checked",
-    "refunds": "refund_recorded",
-    "escalation": "ticket_opened",
-}
-"""The app's verifier for the work each final agent does."""
 
 MAX_PARKED_THREADS = 500
 """Threads left waiting on an approval whose checkpoints are kept; older ones are deleted."""
@@ -131,16 +125,8 @@ class DeskState(TypedDict, total=False):
     """Who holds the customer; handoff tools must move it."""
 
 
-@tool
-def lookup_invoice(invoice_id: str) -> str:
-    """Find an invoice and its line items."""
-    return f"invoice {invoice_id}: 2 lines, one charged twice"
-
-
-@tool
-def create_refund(order_id: str, amount_eur: float) -> str:
-    """Refund an order, up to the self-service limit."""
-    return f"refunded {amount_eur} EUR on {order_id}"
+lookup_invoice = tool(desk.lookup_invoice)
+create_refund = tool(desk.create_refund)
 
 
 @tool
@@ -161,10 +147,7 @@ def create_large_refund(order_id: str, amount_eur: float, config: RunnableConfig
     return "refund declined by the approver"
 
 
-@tool
-def open_ticket(priority: str) -> str:
-    """Open a ticket for the on-call team."""
-    return f"ticket opened, priority {priority}"
+open_ticket = tool(desk.open_ticket)
 
 
 WORK_TOOLS: dict[str, list[Any]] = {

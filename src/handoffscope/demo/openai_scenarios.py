@@ -46,6 +46,14 @@ from agents.extensions import handoff_filters
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tracing import set_trace_processors
 
+from handoffscope.demo import desk
+from handoffscope.demo.desk import (
+    APPROVERS,
+    DECIDED_WINDOW_S,
+    OVERDUE_WINDOW_S,
+    PENDING_WINDOW_S,
+    VERIFIERS,
+)
 from handoffscope.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
 WORKFLOW = "support"
@@ -68,36 +76,12 @@ HEALTHY_PATHS: dict[tuple[str, ...], float] = {
 }
 """Destinations after triage, and how often each path is taken."""
 
-PENDING_WINDOW_S = (3600.0, 4 * 3600.0)
-"""Deadline of an approval left pending: hours ahead, so it stays `waiting_on_approval`."""
-OVERDUE_WINDOW_S = (5.0, 30.0)
-"""Deadline of an approval nobody will decide: close enough that the live board shows it
-turn `approval_overdue` while the newcomer watches."""
-DECIDED_WINDOW_S = (600.0, 3600.0)
-"""Deadline of an approval that gets decided (before it, within the same call)."""
-
-APPROVERS = ("finance-lead", "billing-lead", "ops-lead")
-VERIFIERS = {
-    "billing": "invoice_checked",
-    "refunds": "refund_recorded",
-    "escalation": "ticket_opened",
-}
-"""The app's verifier for the work each final agent does."""
-
 
 # -- the support desk ---------------------------------------------------------------------
 
 
-@function_tool
-def lookup_invoice(invoice_id: str) -> str:
-    """Find an invoice and its line items."""
-    return f"invoice {invoice_id}: 2 lines, one charged twice"
-
-
-@function_tool
-def create_refund(order_id: str, amount_eur: float) -> str:
-    """Refund an order, up to the self-service limit."""
-    return f"refunded {amount_eur} EUR on {order_id}"
+lookup_invoice = function_tool(desk.lookup_invoice)
+create_refund = function_tool(desk.create_refund)
 
 
 @function_tool(needs_approval=True)
@@ -106,10 +90,7 @@ def create_large_refund(order_id: str, amount_eur: float) -> str:
     return f"refunded {amount_eur} EUR on {order_id} (approved)"
 
 
-@function_tool
-def open_ticket(priority: str) -> str:
-    """Open a ticket for the on-call team."""
-    return f"ticket opened, priority {priority}"
+open_ticket = function_tool(desk.open_ticket)
 
 
 def _desk() -> Agent[Any]:

@@ -9,7 +9,8 @@ itself (it answers with an OTLP Status body); `BearerAuth` guards every other pa
 from __future__ import annotations
 
 import hmac
-import json
+
+from handoffscope.collector.asgi import send_json_error
 
 OPEN_PATHS = frozenset({"/healthz"})
 SELF_CHECKED_PATHS = frozenset({"/v1/traces"})
@@ -51,18 +52,9 @@ class BearerAuth:
         if bearer_ok(header, self.token):
             await self.app(scope, receive, send)
             return
-        body = json.dumps(
-            {"error": "missing or wrong bearer token (Authorization: Bearer <HANDOFFSCOPE_TOKEN>)"}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b'Bearer realm="handoffscope"'),
-                ],
-            }
+        await send_json_error(
+            send,
+            401,
+            "missing or wrong bearer token (Authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
+            [(b"www-authenticate", b'Bearer realm="handoffscope"')],
         )
-        await send({"type": "http.response.body", "body": body})

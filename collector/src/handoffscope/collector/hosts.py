@@ -12,8 +12,9 @@ so `[::1]:4318` becomes `[` and IPv6 loopback could never be allowed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
+
+from handoffscope.collector.asgi import send_json_error
 
 
 def host_of(header: str) -> str:
@@ -49,19 +50,6 @@ class AllowedHosts:
         if scope["type"] == "http":
             header = next((v for k, v in scope["headers"] if k == b"host"), b"")
             if not host_allowed(header.decode("latin-1"), self.allowed):
-                body = json.dumps(
-                    {"error": "Host header not allowed (see --allowed-hosts)"}
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 400,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                await send_json_error(send, 400, "Host header not allowed (see --allowed-hosts)")
                 return
         await self.app(scope, receive, send)

@@ -190,16 +190,7 @@ class OTLPHTTPReceiver:
                     body, encoding, content_type, received_ns
                 )
         except _NoBudget as exc:
-            return self._answer(
-                m.OVERLOADED,
-                _status_response(
-                    429,
-                    code_pb2.RESOURCE_EXHAUSTED,
-                    f"collector busy: {exc}; retry later",
-                    content_type,
-                    {"Retry-After": str(RETRY_AFTER_S), **_CLOSE},
-                ),
-            )
+            return self._busy(exc, content_type, {"Retry-After": str(RETRY_AFTER_S), **_CLOSE})
         except decode.BodyTooLarge as exc:
             return self._answer(
                 m.TOO_LARGE,
@@ -218,16 +209,7 @@ class OTLPHTTPReceiver:
                 _status_response(400, code_pb2.INVALID_ARGUMENT, str(exc), content_type),
             )
         except QueueFull as exc:
-            return self._answer(
-                m.OVERLOADED,
-                _status_response(
-                    429,
-                    code_pb2.RESOURCE_EXHAUSTED,
-                    f"collector busy: {exc}; retry later",
-                    content_type,
-                    {"Retry-After": str(retry_after_full())},
-                ),
-            )
+            return self._busy(exc, content_type, {"Retry-After": str(retry_after_full())})
         except WriterClosed as exc:
             return self._unavailable(str(exc), content_type)
         if committed is not None:
@@ -257,6 +239,20 @@ class OTLPHTTPReceiver:
         export = decode.parse(raw, content_type)
         return self.handler.accept(
             export, received_ns, raw if content_type == decode.PROTOBUF else None
+        )
+
+    def _busy(self, exc: Exception, content_type: str, headers: dict[str, str]) -> Response:
+        """429: no budget for the body, or the write queue is full (`headers` say when to
+        retry, and whether the connection closes)."""
+        return self._answer(
+            m.OVERLOADED,
+            _status_response(
+                429,
+                code_pb2.RESOURCE_EXHAUSTED,
+                f"collector busy: {exc}; retry later",
+                content_type,
+                headers,
+            ),
         )
 
     def _unavailable(self, message: str, content_type: str) -> Response:

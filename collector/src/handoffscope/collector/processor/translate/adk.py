@@ -34,7 +34,6 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
-    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -69,7 +68,6 @@ class AdkTranslator(Translator):
     source: ClassVar[str] = "adk"
     label: ClassVar[str] = "Google ADK"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE,)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def conversation_id(self, span: ForeignSpan) -> str | None:
         found = span.text(CONVERSATION_ID)

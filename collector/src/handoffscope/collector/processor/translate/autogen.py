@@ -36,7 +36,6 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
-    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -86,7 +85,6 @@ class AutoGenTranslator(Translator):
     source: ClassVar[str] = "autogen"
     label: ClassVar[str] = "AutoGen"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_GENAI, SCOPE_RUNTIME)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def run_id(self, span: ForeignSpan) -> str:
         team = _team_id(_agent_span(span)) or _termination_team(span)

@@ -235,8 +235,8 @@ STRUCTURE_ONLY: tuple[str, ...] = (
     sc.BOUNDARY_TOOL_PROTOCOL,
     sc.BOUNDARY_CONTEXT,
 )
-"""The boundaries no source translated so far can show (a translator's usual
-`unobserved`): their spans carry no declared edges, control holder, tool-call closure or
+"""The boundaries no source translated so far can show (`Translator.unobserved`'s
+default): their spans carry no declared edges, control holder, tool-call closure or
 context keys in content-free form (docs/foreign-spans.md)."""
 
 
@@ -247,9 +247,11 @@ class Translator:
     """`handoff.source` of everything it emits: a bounded code (`openinference`)."""
     scopes: ClassVar[Sequence[str]]
     """Instrumentation scope names whose spans it reads (exact names)."""
-    unobserved: ClassVar[Sequence[str]] = ()
+    unobserved: ClassVar[Sequence[str]] = STRUCTURE_ONLY
     """Boundaries this source can never show: stamped as `handoff.unobserved` on every
-    handoff it emits (a translator may set its own per piece of evidence instead)."""
+    handoff it emits (a translator may set its own per piece of evidence instead).
+    STRUCTURE_ONLY by default, because every source translated so far shows only
+    structure; a source that shows more declares its own (`()` for none)."""
     label: ClassVar[str] = ""
     """How people call the source ("OpenInference"): the dashboard's "from ... spans"."""
 

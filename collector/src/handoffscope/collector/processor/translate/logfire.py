@@ -66,7 +66,6 @@ class LogfireTranslator(Translator):
     source: ClassVar[str] = "logfire"
     label: ClassVar[str] = "Logfire"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_AGENTS,)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         name = span.name

@@ -22,7 +22,6 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate import _agents
 from handoffscope.collector.processor.translate.base import (
-    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -40,7 +39,6 @@ class OpenInferenceTranslator(Translator):
     source: ClassVar[str] = "openinference"
     label: ClassVar[str] = "OpenInference"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_AGENTS,)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         if span.parent_span_id is None:

@@ -28,7 +28,6 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate import _langgraph
 from handoffscope.collector.processor.translate.base import (
-    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -73,7 +72,6 @@ class OpenInferenceLangGraphTranslator(Translator):
     source: ClassVar[str] = "openinference"
     label: ClassVar[str] = "OpenInference"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_LANGCHAIN,)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         if span.parent_span_id is None:

@@ -21,7 +21,6 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate import _agents
 from handoffscope.collector.processor.translate.base import (
-    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -41,7 +40,6 @@ class OpenLLMetryTranslator(Translator):
     source: ClassVar[str] = "openllmetry"
     label: ClassVar[str] = "OpenLLMetry"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_AGENTS,)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         kind = span.text(KIND)

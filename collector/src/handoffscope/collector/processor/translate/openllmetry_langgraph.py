@@ -78,7 +78,6 @@ class OpenLLMetryLangGraphTranslator(Translator):
     source: ClassVar[str] = "openllmetry"
     label: ClassVar[str] = "OpenLLMetry"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_LANGCHAIN,)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         if span.parent_span_id is None:

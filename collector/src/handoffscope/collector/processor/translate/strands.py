@@ -37,7 +37,6 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
-    STRUCTURE_ONLY,
     Evidence,
     ForeignSpan,
     Translator,
@@ -79,7 +78,6 @@ class StrandsTranslator(Translator):
     source: ClassVar[str] = "strands"
     label: ClassVar[str] = "Strands"
     scopes: ClassVar[tuple[str, ...]] = (SCOPE,)
-    unobserved: ClassVar[tuple[str, ...]] = STRUCTURE_ONLY
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION)
