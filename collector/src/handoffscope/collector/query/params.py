@@ -2,14 +2,14 @@
 
 Each parser takes the raw string (or None when absent) and returns the value the SQL
 binds, or raises `BadParam` with a sentence for the 400 answer. The annotated types at
-the end (`Limit`, `Since`, `Service`, ...) put a parser and the schema it enforces on
+the end (`Limit`, `Time`, `Service`, ...) put a parser and the schema it enforces on
 one field of a parameter model (`models.py`): pydantic runs the parser as the field's
 validator, FastAPI writes the schema into the generated OpenAPI document, so the rule
 and its documentation are declared once, side by side. A value the document calls valid
 is accepted (schemathesis checks both directions).
 
 The parsers, not pydantic's own coercion, decide: pydantic would take `?limit= 5`,
-`?limit=1_000` or `?ids=1`, and answer 422 with a list of errors; the API answers 400
+`?limit=1_000`, `?limit=5.0` or `?ids=1`, and answer 422 with a list of errors; the API answers 400
 with one sentence naming the parameter (`limit: must be from 1 to 1000, got 0`), which
 the RequestValidationError handler (`api.py`) takes from the `BadParam` itself.
 
