@@ -66,7 +66,6 @@ log = logging.getLogger(__name__)
 
 PREFIX = "/api/v1"
 DEFAULT_WINDOW_S = 24 * 3600
-LIVE_WINDOW_S = 3600
 LIVE_UNHEALTHY = 20
 LIVE_RUNS_LIMIT = 200
 SEARCH_SKEW_NS = 3600 * 10**9
