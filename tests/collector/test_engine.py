@@ -821,12 +821,9 @@ def test_edge_rollup_matches_brute_force_as_evidence_and_time_move(tmp_path):
 
 def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path):
     """/api/v1/edges reads days, hours and live rows; whatever the window, the sum is exact."""
-    from urllib.parse import urlencode
-
-    from starlette.requests import Request
-
     from handoffscope.collector.config import CollectorConfig
     from handoffscope.collector.query.api import QueryAPI
+    from handoffscope.collector.query.models import WindowParams
 
     c = Collector(tmp_path / "windows.duckdb", grace_seconds=30, max_hot_handoffs=50)
     rng = random.Random(11)
@@ -845,18 +842,9 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path):
     now = time.time_ns()
 
     def via_api(**params) -> dict:
-        scope = {
-            "type": "http",
-            "method": "GET",
-            "path": "/api/v1/edges",
-            "headers": [],
-            "query_string": urlencode(params).encode(),
-        }
-        cur = c.store.cursor()
-        try:
-            body = api.edges(Request(scope), now)(cur)
-        finally:
-            cur.close()
+        query = WindowParams.model_validate({k: str(v) for k, v in params.items()})
+        with api.cursor() as cur:
+            body = api.edges(cur, now, query).model_dump()
         return {
             (e["from_agent"], e["to_agent"]): (
                 e["count"],

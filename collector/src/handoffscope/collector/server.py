@@ -3,14 +3,20 @@
 `run(config)` opens the DuckDB file (applying schema steps), installs and loads the
 health engine, starts the writer thread, the judge thread (verdicts behind the
 acknowledgement, `engine/judge.py`), the OTLP/gRPC server and the HTTP server (uvicorn +
-Starlette) that serves, on one port:
+one FastAPI app, `query.api.query_app`) that serves, on one port:
 
-- `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`);
+- `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`), a plain Starlette
+  route like the next two: they take raw bytes and write their own answers, nothing a
+  parameter or response model would describe;
 - `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored",
   "judge_lag_seconds", "judge_pending_commits"}`, no auth;
 - `GET /metrics` — Prometheus text (`metrics.py`, with the health families of `health.py`);
 - `/api/v1/*`, `/openapi.json`, `/docs` — the query API (`query/`), reading through
   `store.cursor()`.
+
+One app rather than a Starlette app with the API mounted in it: one router, so the JSON
+404/405 answers and the Host and token middleware are the same for every path, and the
+API's paths are its real paths (a mount would need a root_path for the document).
 
 With `--notify` or `--notify-config` it also runs the notifier (`notify/notifier.py`), a
 background thread that reads the derived tables and posts to webhooks; it stops before
@@ -40,7 +46,6 @@ from typing import Any
 
 import pyarrow as pa
 import uvicorn
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -59,7 +64,7 @@ from handoffscope.collector.notify.routing import RoutingError
 from handoffscope.collector.notify.routing import load as load_routing
 from handoffscope.collector.pipeline import COMMIT_TIMEOUT_S, ExportHandler
 from handoffscope.collector.processor.allowlist import REFUSAL_SENTENCES, Allowlist
-from handoffscope.collector.query.api import api_routes
+from handoffscope.collector.query.api import query_app
 from handoffscope.collector.receiver import otlp_http
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
@@ -175,14 +180,16 @@ def assemble(config: CollectorConfig, store: DuckDBStore, engine) -> Collector:
         text = await run_in_threadpool(metrics.render)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
-    routes = [
+    raw = [
         Route(otlp_http.PATH, receiver.export, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics_text, methods=["GET"]),
-        *api_routes(store, engine, config),
     ]
-    app = Starlette(
-        routes=routes,
+    app = query_app(
+        store,
+        engine,
+        config,
+        routes=raw,
         # Every answer of this server is JSON, including for paths no route matches (a
         # run id with a newline does not match the run route): docs/api.md promises it.
         # The path is not echoed back: it is the caller's input, not ours to repeat.

@@ -175,16 +175,25 @@ def _since(window_seconds: int | None) -> str | None:
 
 # --- frames ----------------------------------------------------------------------------
 
+# The columns each frame has even when the answer is empty: names of the collector's
+# answer models. The dashboard talks HTTP and does not install the collector, so it
+# cannot import them; tests/dashboard/test_client_columns.py checks every name below
+# against the answer's schema in the /openapi.json a real collector serves.
+
 RUN_COLUMNS = [
     "run_id", "service", "verdict", "verdict_label", "status", "started_at", "last_seen_at",
     "current_agent", "handoff_count", "loop", "false_complete", "pending_approvals", "turns",
 ]  # fmt: skip
 HANDOFF_COLUMNS = [
-    "run_id", "service", "handoff_id", "from_agent", "to_agent", "turn", "requested_at",
-    "verdict", "verdict_label", "failed_boundary", "why", "next_step", "fingerprint",
-    "state_version", "history_items_forwarded", "history_items_total", "route_declared",
-    "rejection_reason", "missing_keys", "boundaries", "seq",
+    "handoff_id", "from_agent", "to_agent", "turn", "requested_at", "verdict",
+    "verdict_label", "failed_boundary", "why", "next_step", "fingerprint", "state_version",
+    "history_items_forwarded", "history_items_total", "route_declared", "rejection_reason",
+    "missing_keys", "seq",
 ]  # fmt: skip
+UNHEALTHY_COLUMNS = ["run_id", "service", *HANDOFF_COLUMNS]
+"""A handoff listed across runs (the live board's newest unhealthy ones)."""
+RUN_HANDOFF_COLUMNS = [*HANDOFF_COLUMNS, "boundaries"]
+"""A handoff on its run's detail page, with its six boundaries."""
 IN_FLIGHT_COLUMNS = [
     "run_id", "service", "current_agent", "last_handoff_at", "seconds_since_last_handoff",
     "verdict", "verdict_label", "stuck", "loop", "pending_approvals",
@@ -214,6 +223,7 @@ BY_REASON_COLUMNS = ["week", "reason", "count", "rate"]
 BY_EDGE_COLUMNS = ["week", "from_agent", "to_agent", "handoffs", "rejections", "rate"]
 BY_AGENT_COLUMNS = ["week", "agent", "handoffs", "rejections", "rate"]
 BY_EDGE_REASON_COLUMNS = ["week", "from_agent", "to_agent", "reason", "count", "rate"]
+DROP_COLUMNS = ["service", "attribute", "count"]
 
 TIME_COLUMNS = {
     "started_at", "last_seen_at", "ended_at", "requested_at", "last_handoff_at", "deadline",
@@ -351,7 +361,7 @@ def _live(api: str, token: str | None, service: str | None, window_seconds: int)
         in_flight=frame(_list(body, "runs_in_flight", path), IN_FLIGHT_COLUMNS),
         verdict_counts=_counts(counts),
         timeline=frame(_list(body, "timeline", path), TIMELINE_COLUMNS),
-        unhealthy=frame(_list(body, "unhealthy", path), HANDOFF_COLUMNS),
+        unhealthy=frame(_list(body, "unhealthy", path), UNHEALTHY_COLUMNS),
         board={str(k): _counts(v) for k, v in board.items() if isinstance(v, dict)},
         in_flight_total=_int(body.get("runs_in_flight_total")),
         wait_counts=_counts(body.get("wait_counts")),
@@ -462,7 +472,7 @@ def _run(
         summary=summary,
         path=[str(a) for a in body.get("path") or []],
         loop_cycle=[str(a) for a in body.get("loop_cycle") or []],
-        handoffs=frame(_list(body, "handoffs", path), HANDOFF_COLUMNS),
+        handoffs=frame(_list(body, "handoffs", path), RUN_HANDOFF_COLUMNS),
         outcomes=frame(_list(body, "outcomes", path), OUTCOME_COLUMNS),
         waits=frame(_list(body, "waits", path), APPROVAL_COLUMNS),
         spans=frame(_list(body, "spans", path), SPAN_COLUMNS),
@@ -540,7 +550,7 @@ def approvals(service: str | None, limit: int = 1000) -> Listed:
 @st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
 def _drops(api: str, token: str | None) -> pd.DataFrame:
     path = f"{API_PREFIX}/drops"
-    return frame(_list(_json(api, token, path), "drops", path), ["service", "attribute", "count"])
+    return frame(_list(_json(api, token, path), "drops", path), DROP_COLUMNS)
 
 
 def drops(service: str | None) -> pd.DataFrame:

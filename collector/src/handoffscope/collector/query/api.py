@@ -1,18 +1,29 @@
 """The query API: what every dashboard view reads (docs/api.md), as JSON (and CSV).
 
-`api_routes(store, engine, settings)` returns the Starlette routes for `/api/v1/*`,
-`/openapi.json` (the OpenAPI 3.1 document of these endpoints, `openapi.py`) and
-`/docs` (a human page rendered from it). The server mounts them beside the OTLP
-receiver; auth, when a token is set, is the server's middleware.
+`query_app(store, engine, settings, routes=...)` returns the collector's one HTTP app: a
+FastAPI app serving `/api/v1/*`, `/openapi.json` (generated from the routes and the
+models, `openapi.py`) and `/docs` (a page rendered from it, no CDN), with the `routes`
+the server adds beside them (the OTLP receiver, `/healthz`, `/metrics`) as plain
+Starlette routes on the same port. Auth, when a token is set, is the server's
+middleware around the whole app.
 
 How a request is answered:
 
-1. Parameters are parsed and checked in the event loop (`params.py`); a bad value
-   is a 400 `{"error": ...}` before any database work.
-2. The reads run in Starlette's thread pool on a fresh cursor of the collector's own
-   DuckDB connection (`store.cursor()`): DuckDB calls block, and a cursor per request
-   lets reads run beside the writer and each other (MVCC: each sees the last commit).
-3. Every query is one `.sql` file in `store/sql/query/`, parameters bound.
+1. FastAPI fills the endpoint's parameter model (`models.py`) in the event loop; each
+   field is checked by its parser (`params.py`), and a bad value is a 400
+   `{"error": "<the parser's sentence>"}` before any database work (`bad_param`).
+2. The endpoint is a plain `def`, so FastAPI runs it in its thread pool: it takes one
+   `now`, reads on a fresh cursor of the collector's own DuckDB connection
+   (`store.cursor()`; DuckDB calls block, and a cursor per request lets reads run beside
+   the writer and each other — MVCC: each sees the last commit), and builds the answer
+   model.
+3. The model is serialised by pydantic in that same worker thread and returned as the
+   response, so the event loop that also serves OTLP/HTTP never encodes a large answer.
+   (Returning the model to FastAPI instead would validate it a second time and encode
+   it in the event loop; the route still declares it as its `response_model`, which is
+   what the OpenAPI document says.)
+4. Every query is one `.sql` file in `store/sql/query/`, asked for by name through
+   `store.statements`, parameters bound.
 
 Time-based verdicts are judged at the time of the request: one `now` is taken per
 request and bound into every query (`hs_verdict_at`), and the Python side re-judges the
@@ -24,57 +35,39 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import html
 import io
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any
 
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, FastAPI, Path, Query
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import Classification, HandoffEvidence, classify
 
 from ..engine.evidence import run_key
 from ..processor.translate import SOURCES
-from ..store.duckdb_store import ATTRIBUTE_COLUMNS, SQL_DIR, load_sql
-from . import openapi as api_openapi
-from .params import (
-    INT64_MAX,
-    INT64_MIN,
-    MAX_WEEKS,
-    MAX_WINDOW_SECONDS,
-    NS,
-    RUN_HANDOFFS_DEFAULT,
-    RUN_SPANS_DEFAULT,
-    BadParam,
-    parse_bool,
-    parse_choice,
-    parse_int,
-    parse_limit,
-    parse_page,
-    parse_service,
-    parse_text,
-    parse_time,
-    parse_verdict,
-)
+from ..store import statements
+from ..store.duckdb_store import ATTRIBUTE_COLUMNS
+from . import models as m
+from . import openapi
+from .params import INT64_MAX, INT64_MIN, NS, BadParam
 from .path_summary import summarise
 
 log = logging.getLogger(__name__)
 
-QUERY_SQL = SQL_DIR / "query"
 PREFIX = "/api/v1"
 DEFAULT_WINDOW_S = 24 * 3600
-LIVE_WINDOW_S = 3600
 LIVE_UNHEALTHY = 20
 LIVE_RUNS_LIMIT = 200
-RUN_STATES = ("in_flight", "stuck", "looping")
-RUN_SORTS = ("newest", "severity", "silent", "last_seen")
 SEARCH_SKEW_NS = 3600 * 10**9
 """A search by trace or conversation id reads spans received since an hour before the
 window: `since` is on the sender's clock, arrival on the collector's."""
@@ -87,7 +80,6 @@ NOTIFY_EVENTS = list(sc.NOTIFY_EVENTS)
 NS_PER_HOUR = 3600 * NS
 NS_PER_DAY = 24 * NS_PER_HOUR
 EDGE_RUNS = 20
-WEEK_FORMATS = ("json", "csv")
 ROUTE_REASON = "route"
 
 
@@ -107,17 +99,16 @@ def iso(ns: int | None) -> str | None:
 
 
 def _rows(cur, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    cur.execute(load_sql(name, QUERY_SQL), params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    """The rows of `store/sql/query/<name>.sql` as dicts (`statements.dicts`)."""
+    return statements.dicts(cur, f"query/{name}", params)
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    return JSONResponse(m.Error(error=message).model_dump(), status_code=status)
 
 
-def _label(verdict: str | None) -> str | None:
-    return sc.VERDICT_LABELS.get(verdict) if verdict else None
+def _label(verdict: str) -> str:
+    return sc.VERDICT_LABELS.get(verdict, verdict)
 
 
 def _seconds(a: int | None, b: int | None) -> float | None:
@@ -217,9 +208,8 @@ def boundaries(
     return out
 
 
-def handoff_json(
-    row: dict[str, Any], now: int, grace: float, *, with_run: bool, with_boundaries: bool
-) -> dict[str, Any]:
+def handoff_fields(row: dict[str, Any], now: int, grace: float) -> tuple[dict[str, Any], Any]:
+    """A handoffs row as the fields of `models.Handoff`, and what `boundaries` needs."""
     ev = evidence_of(row)
     c = classify(ev, now_ns=now, grace_seconds=grace)
     verdict = row["verdict_now"]
@@ -229,11 +219,7 @@ def handoff_json(
         )
         c = Classification(verdict, sc.VERDICT_BOUNDARY.get(verdict), c.why)
     unobserved = list(row["unobserved"] or [])
-    out: dict[str, Any] = {}
-    if with_run:
-        out["run_id"] = row["run_id"]
-        out["service"] = row["service"]
-    out.update(
+    fields = dict(
         handoff_id=row["handoff_id"],
         kind=row["kind"] or sc.KIND_HANDOFF,
         from_agent=row["from_agent"],
@@ -269,87 +255,106 @@ def handoff_json(
         wait_decision=row["wait_decision"],
         unobserved=unobserved,
     )
-    if with_boundaries:
-        out["boundaries"] = boundaries(ev, c, unobserved)
-    return out
+    return fields, (ev, c, unobserved)
 
 
-def notification_json(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "event": row["event"],
-        "handoff_id": row["handoff_id"],
-        "destination": row["destination"],
-        "status": row["status"],
-        "attempts": row["attempts"],
-        "created_at": iso(row["created_ns"]),
-        "sent_at": iso(row["sent_ns"]),
-    }
+def handoff(row: dict[str, Any], now: int, grace: float) -> m.Handoff:
+    """A run's handoff, without boundaries (its `first_failure`)."""
+    return m.Handoff.model_validate(handoff_fields(row, now, grace)[0])
 
 
-def notifications_by_run(cur, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+def handoff_detail(row: dict[str, Any], now: int, grace: float) -> m.HandoffDetail:
+    """A handoff on its run's detail: with its six boundaries."""
+    fields, (ev, c, unobserved) = handoff_fields(row, now, grace)
+    return m.HandoffDetail.model_validate({**fields, "boundaries": boundaries(ev, c, unobserved)})
+
+
+def handoff_list_item(row: dict[str, Any], now: int, grace: float) -> m.HandoffListItem:
+    """A handoff listed across runs: with its run and service."""
+    fields, _ = handoff_fields(row, now, grace)
+    return m.HandoffListItem.model_validate(
+        {"run_id": row["run_id"], "service": row["service"], **fields}
+    )
+
+
+def notification(row: dict[str, Any]) -> m.Notification:
+    return m.Notification(
+        event=row["event"],
+        handoff_id=row["handoff_id"],
+        destination=row["destination"],
+        status=row["status"],
+        attempts=row["attempts"],
+        created_at=iso(row["created_ns"]),
+        sent_at=iso(row["sent_ns"]),
+    )
+
+
+def notifications_by_run(cur, run_ids: list[str]) -> dict[str, list[m.Notification]]:
     """What the notifier recorded for these runs (notifications.sql), per run, oldest first."""
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    out: dict[str, list[m.Notification]] = defaultdict(list)
     if run_ids:
         for r in _rows(cur, "notifications", {"run_ids": run_ids, "events": NOTIFY_EVENTS}):
-            out[r["run_id"]].append(notification_json(r))
+            out[r["run_id"]].append(notification(r))
     return out
 
 
-def approval_json(
-    row: dict[str, Any], now: int, notified: dict[str, list[dict[str, Any]]] | None = None
-) -> dict[str, Any]:
+def approval(
+    row: dict[str, Any], now: int, notified: dict[str, list[m.Notification]] | None = None
+) -> m.Approval:
     verdict = row["verdict_now"]
     notifications = [
-        n for n in (notified or {}).get(row["run_id"], []) if n["handoff_id"] == row["handoff_id"]
+        n for n in (notified or {}).get(row["run_id"], []) if n.handoff_id == row["handoff_id"]
     ]
-    return {
-        "run_id": row["run_id"],
-        "handoff_id": row["handoff_id"],
-        "service": row["service"],
-        "from_agent": row["from_agent"],
-        "to_agent": row["to_agent"],
-        "owner": row["owner"],
-        "reason": row["reason"],
-        "deadline": iso(row["deadline_ns"]),
-        "seconds_left": _seconds(row["deadline_ns"], now),
-        "verdict": verdict,
-        "verdict_label": _label(verdict),
-        "missing": list(row["missing"]),
-        "resume_token_id": row["resume_token_id"],
-        "state_persisted": row["state_persisted"],
-        "decision": row["decision"],
-        "checkpointed_at": iso(row["checkpointed_ns"]),
-        "notifications": notifications,
-    }
+    return m.Approval(
+        run_id=row["run_id"],
+        handoff_id=row["handoff_id"],
+        service=row["service"],
+        from_agent=row["from_agent"],
+        to_agent=row["to_agent"],
+        owner=row["owner"],
+        reason=row["reason"],
+        deadline=iso(row["deadline_ns"]),
+        seconds_left=_seconds(row["deadline_ns"], now),
+        verdict=verdict,
+        verdict_label=_label(verdict),
+        missing=list(row["missing"]),
+        resume_token_id=row["resume_token_id"],
+        state_persisted=row["state_persisted"],
+        decision=row["decision"],
+        checkpointed_at=iso(row["checkpointed_ns"]),
+        notifications=notifications,
+    )
 
 
-def run_summary_json(row: dict[str, Any], verdict: str) -> dict[str, Any]:
-    return {
-        "run_id": row["run_id"],
-        "service": row["service"],
-        "verdict": verdict,
-        "verdict_label": _label(verdict),
-        "status": row["status"],
-        "started_at": iso(row["started_ns"]),
-        "last_seen_at": iso(row["last_seen_ns"]),
-        "current_agent": row["current_agent"],
-        "handoff_count": row["handoff_count"],
-        "loop": row["loop"],
-        "false_complete": row["false_complete"],
-        "failed": row["failed"],
-        "unverified": bool(row["unverified"]),
-        "pending_approvals": row["pending_approvals"],
-        "turns": row["turns"],
-        "delegation_count": row["delegation_count"] or 0,
-    }
+def run_facts(row: dict[str, Any], verdict: str) -> dict[str, Any]:
+    """The fields of `models.RunFacts` from a runs row: what a run's summary and its
+    detail both say."""
+    return dict(
+        run_id=row["run_id"],
+        service=row["service"],
+        verdict=verdict,
+        verdict_label=_label(verdict),
+        status=row["status"],
+        started_at=iso(row["started_ns"]),
+        last_seen_at=iso(row["last_seen_ns"]),
+        current_agent=row["current_agent"],
+        handoff_count=row["handoff_count"],
+        loop=row["loop"],
+        false_complete=row["false_complete"],
+        failed=row["failed"],
+        unverified=bool(row["unverified"]),
+        pending_approvals=row["pending_approvals"],
+        turns=row["turns"],
+        delegation_count=row["delegation_count"] or 0,
+    )
 
 
-def run_why(row: dict[str, Any], verdict: str, handoffs: list[dict[str, Any]]) -> str:
+def run_why(row: dict[str, Any], verdict: str, handoffs: Sequence[m.Handoff]) -> str:
     """The run's verdict in words: its first failing handoff's why, or the run-level fact."""
     for h in handoffs:
-        if h["verdict"] == verdict and h["why"]:
-            edge = f"{h['from_agent'] or '?'} → {h['to_agent'] or '?'}"
-            return f"{edge} ({h['failed_boundary'] or 'handoff'}): {h['why']}"
+        if h.verdict == verdict and h.why:
+            edge = f"{h.from_agent or '?'} → {h.to_agent or '?'}"
+            return f"{edge} ({h.failed_boundary or 'handoff'}): {h.why}"
     if verdict == sc.LOOP:
         cycle = " → ".join(row["loop_cycle"] or [])
         return f"the run cycles without new work{': ' + cycle if cycle else ''}"
@@ -392,21 +397,21 @@ SPAN_ATTRIBUTE_COLUMNS = tuple(ATTRIBUTE_COLUMNS.items())
 SOURCE_LABELS = {t.source: t.label for t in SOURCES}
 
 
-def span_json(row: dict[str, Any]) -> dict[str, Any]:
+def span(row: dict[str, Any]) -> m.Span:
     attrs = {}
     for attr, col in SPAN_ATTRIBUTE_COLUMNS:
         v = row.get(col)
         if v is not None:
             attrs[attr] = list(v) if isinstance(v, tuple) else v
-    return {
-        "name": row["name"],
-        "handoff_id": row["handoff_id"],
-        "trace_id": row["trace_id"],
-        "span_id": row["span_id"],
-        "start": iso(row["start_ns"]),
-        "end": iso(row["end_ns"]),
-        "attributes": attrs,
-    }
+    return m.Span(
+        name=row["name"],
+        handoff_id=row["handoff_id"],
+        trace_id=row["trace_id"],
+        span_id=row["span_id"],
+        start=iso(row["start_ns"]),
+        end=iso(row["end_ns"]),
+        attributes=attrs,
+    )
 
 
 # --- counts: the one query behind each figure -----------------------------------------------
@@ -456,7 +461,9 @@ def false_completion_count(cur, params: dict[str, Any]) -> int:
 
 
 class QueryAPI:
-    """The handlers; one instance per collector, sharing the store and settings."""
+    """The readers, one per endpoint; one instance per collector, sharing the store and
+    settings. Each reader takes a cursor, the request's `now` and its parameters, and
+    returns the answer model (or, for a 404 or the CSV export, a response)."""
 
     def __init__(self, store, engine, settings) -> None:
         self.store = store
@@ -464,279 +471,204 @@ class QueryAPI:
         self.grace = float(getattr(settings, "grace_seconds", 30.0))
         self.handoff_cap = int(getattr(settings, "max_handoffs_per_run", 0) or 0)
         self.auth = bool(getattr(settings, "token", ""))
-        self.spec = api_openapi.build(auth=self.auth)
 
-    def routes(self) -> list[Route]:
-        endpoints: list[tuple[str, Callable]] = [
-            ("/services", self.services),
-            ("/runs", self.runs),
-            ("/runs/{run_id:path}", self.run),
-            ("/handoffs", self.handoffs),
-            ("/edges", self.edges),
-            ("/loops", self.loops),
-            ("/approvals", self.approvals),
-            ("/false_completions", self.false_completions),
-            ("/live", self.live),
-            ("/review/weekly", self.weekly),
-            ("/drops", self.drops),
-        ]
-        routes = [
-            Route(PREFIX + path, self._endpoint(fn), methods=["GET"]) for path, fn in endpoints
-        ]
-        routes.append(Route("/openapi.json", self.openapi, methods=["GET"]))
-        routes.append(Route("/docs", self.docs, methods=["GET"]))
-        return routes
-
-    def _endpoint(self, work: Callable[[Request, int], Callable[[Any], Response | dict]]):
-        """Wrap `work(request, now) -> read(cursor)`: parse in the loop, read in a thread."""
-
-        async def handle(request: Request) -> Response:
-            now = time.time_ns()
-            try:
-                read = work(request, now)
-            except BadParam as exc:
-                return _error(400, str(exc))
-            result = await run_in_threadpool(self._read, read)
-            return result if isinstance(result, Response) else JSONResponse(result)
-
-        handle.__name__ = work.__name__
-        return handle
-
-    def _read(self, read: Callable[[Any], Response | dict]) -> Response | dict:
+    @contextmanager
+    def cursor(self) -> Iterator[Any]:
         cur = self.store.cursor()
         try:
-            return read(cur)
+            yield cur
         finally:
             cur.close()
+
+    def answer(
+        self, read: Callable[..., BaseModel | Response], *args: Any, exclude_unset: bool = False
+    ) -> Response:
+        """Run `read(cursor, now, *args)` and serialise what it returns (in this thread)."""
+        now = time.time_ns()
+        with self.cursor() as cur:
+            result = read(cur, now, *args)
+        if isinstance(result, Response):
+            return result
+        return Response(
+            result.model_dump_json(exclude_unset=exclude_unset), media_type="application/json"
+        )
 
     # --- common parameters -------------------------------------------------------------
 
     @staticmethod
-    def _window(request: Request, now: int) -> tuple[int, int]:
+    def _window(p: m.WindowParams, now: int) -> tuple[int, int]:
         """[since, until) in epoch ns: the last 24 h unless the request says otherwise."""
-        q = request.query_params
-        since = parse_time("since", q.get("since"))
-        until = parse_time("until", q.get("until"))
         return (
-            now - DEFAULT_WINDOW_S * NS if since is None else since,
-            INT64_MAX if until is None else until,
+            now - DEFAULT_WINDOW_S * NS if p.since is None else p.since,
+            INT64_MAX if p.until is None else p.until,
         )
 
-    # --- endpoints -----------------------------------------------------------------------
-
-    def _list_params(self, request: Request, now: int) -> dict:
+    def _list_params(self, p: m.ListParams, now: int) -> dict[str, Any]:
         """since / until / service / limit: the parameters every list endpoint shares."""
-        q = request.query_params
-        since, until = self._window(request, now)
-        return {
-            "since": since,
-            "until": until,
-            "service": parse_service(q.get("service")),
-            "limit": parse_limit(q.get("limit")),
-        }
+        since, until = self._window(p, now)
+        return {"since": since, "until": until, "service": p.service, "limit": p.limit}
 
-    def services(self, request: Request, now: int):
-        def read(cur):
-            return {"services": [r["service"] for r in _rows(cur, "services", {})]}
+    # --- readers -------------------------------------------------------------------------
 
-        return read
+    def services(self, cur, now: int) -> m.Services:
+        return m.Services(services=[r["service"] for r in _rows(cur, "services", {})])
 
-    def runs(self, request: Request, now: int):
-        q = request.query_params
-        since, until = self._window(request, now)
+    def runs(self, cur, now: int, p: m.RunsParams) -> m.RunsPage:
+        since, until = self._window(p, now)
         params = {
             "now": now,
             "since": since,
             "until": until,
-            "service": parse_service(q.get("service")),
-            "verdict": parse_verdict(q.get("verdict")),
-            "limit": parse_limit(q.get("limit")),
-            "q": parse_text("q", q.get("q")),
-            "agent": parse_text("agent", q.get("agent")),
-            "state": parse_choice("state", q.get("state"), ("", *RUN_STATES)) or None,
-            "sort": parse_choice("sort", q.get("sort"), RUN_SORTS),
+            "service": p.service,
+            "verdict": p.verdict,
+            "limit": p.limit,
+            "q": p.q,
+            "agent": p.agent,
+            "state": p.state or None,
+            "sort": p.sort,
             "ranked": list(sc.PRECEDENCE),
             "started": sc.RUN_STATUS_STARTED,
             "stuck_before": now - int(self.grace * NS),
             "spans_since": _clamp(since - SEARCH_SKEW_NS),
         }
-        with_ids = parse_bool("ids", q.get("ids"))
-
-        def read(cur):
-            rows = _rows(cur, "runs", params)
-            ids: dict[str, dict[str, Any]] = {}
-            if with_ids and rows:
-                lows = [r["min_received_ns"] for r in rows if r["min_received_ns"] is not None]
-                if lows:
-                    ids = {
-                        r["run_id"]: r
-                        for r in _rows(
-                            cur,
-                            "run_ids",
-                            {"lo": min(lows), "run_ids": [r["run_id"] for r in rows]},
-                        )
-                    }
-            out = []
-            for r in rows:
-                body = run_summary_json(r, r["verdict"])
-                body.update(
+        rows = _rows(cur, "runs", params)
+        ids: dict[str, dict[str, Any]] = {}
+        if p.ids and rows:
+            lows = [r["min_received_ns"] for r in rows if r["min_received_ns"] is not None]
+            if lows:
+                ids = {
+                    r["run_id"]: r
+                    for r in _rows(
+                        cur, "run_ids", {"lo": min(lows), "run_ids": [r["run_id"] for r in rows]}
+                    )
+                }
+        out = []
+        for r in rows:
+            extra: dict[str, Any] = {}
+            if p.ids:  # otherwise left unset: the answer omits them (exclude_unset)
+                found = ids.get(r["run_id"]) or {}
+                extra["trace_ids"] = list(found.get("trace_ids") or [])
+                extra["conversation_ids"] = list(found.get("conversation_ids") or [])
+            out.append(
+                m.RunSummary(
+                    **run_facts(r, r["verdict"]),
                     final_agent=r["final_agent"],
                     source=r["source"],
                     source_label=source_label(r["source"]),
                     in_flight=bool(r["in_flight"]),
                     stuck=bool(r["stuck"]),
                     seconds_since_last_activity=_seconds(now, r["last_activity_ns"]),
+                    **extra,
                 )
-                if with_ids:
-                    found = ids.get(r["run_id"]) or {}
-                    body["trace_ids"] = list(found.get("trace_ids") or [])
-                    body["conversation_ids"] = list(found.get("conversation_ids") or [])
-                out.append(body)
-            return {"total": rows[0]["total"] if rows else 0, "runs": out}
+            )
+        return m.RunsPage(total=rows[0]["total"] if rows else 0, runs=out)
 
-        return read
-
-    def run(self, request: Request, now: int):
-        run_id = request.path_params["run_id"]
-        grace = self.grace
-        q = request.query_params
+    def run(self, cur, now: int, run_id: str, p: m.RunPageParams) -> m.RunDetail | Response:
         # A run may hold --max-handoffs-per-run handoffs and many more spans: the detail
         # answers one page of each (with totals), so its size is bounded whatever the run.
-        h_limit, h_offset = parse_page(
-            "handoffs", q.get("handoffs_limit"), q.get("handoffs_offset"), RUN_HANDOFFS_DEFAULT
+        grace = self.grace
+        if sc.check_value(sc.ATTRIBUTES[sc.RUN_ID], run_id) is None:
+            return _error(404, f"no run {run_id[:140]!r}")  # no such id can be stored
+        key = {"run_id": run_id, "run_key": run_key(run_id)}
+        found = _rows(cur, "run", {**key, "now": now})
+        if not found:
+            return _error(404, f"no run {run_id!r}")
+        r = found[0]
+        verdict = r["verdict_now"]
+        window = {**key, "now": now, "lo": r["first_seen_ns"], "hi": r["last_seen_ns"]}
+        handoffs = _rows(
+            cur, "run_handoffs", {**window, "limit": p.handoffs_limit, "offset": p.handoffs_offset}
         )
-        s_limit, s_offset = parse_page(
-            "spans", q.get("spans_limit"), q.get("spans_offset"), RUN_SPANS_DEFAULT
-        )
-
-        def read(cur):
-            if sc.check_value(sc.ATTRIBUTES[sc.RUN_ID], run_id) is None:
-                return _error(404, f"no run {run_id[:140]!r}")  # no such id can be stored
-            key = {"run_id": run_id, "run_key": run_key(run_id)}
-            found = _rows(cur, "run", {**key, "now": now})
-            if not found:
-                return _error(404, f"no run {run_id!r}")
-            r = found[0]
-            verdict = r["verdict_now"]
-            window = {**key, "now": now, "lo": r["first_seen_ns"], "hi": r["last_seen_ns"]}
-            handoffs = _rows(cur, "run_handoffs", {**window, "limit": h_limit, "offset": h_offset})
-            handoffs_total = _rows(
-                cur, "run_handoff_count", {k: v for k, v in window.items() if k != "now"}
-            )[0]["n"]
-            first_failure = _rows(cur, "run_first_failure", {**window, "verdict": verdict})
-            waits = _rows(cur, "run_waits", {**key, "now": now})
-            notified = notifications_by_run(cur, [run_id])
-            spans: list[dict[str, Any]] = []
-            outcome_spans: list[dict[str, Any]] = []
-            spans_total = 0
-            identities: dict[str, Any] = {}
-            if r["min_received_ns"] is not None:
-                received = {
-                    "run_id": run_id,
-                    "lo": r["min_received_ns"],
-                    "hi": r["max_received_ns"],
-                }
-                spans = _rows(cur, "run_spans", {**received, "limit": s_limit, "offset": s_offset})
-                identities = _rows(cur, "run_span_count", received)[0]
-                spans_total = identities["n"]
-                outcome_spans = _rows(
-                    cur, "run_outcomes", {**received, "limit": RUN_OUTCOMES_LIMIT}
-                )
-            body = run_summary_json(r, verdict)
-            handoff_list = [
-                handoff_json(h, now, grace, with_run=False, with_boundaries=True) for h in handoffs
-            ]
-            first = [
-                handoff_json(h, now, grace, with_run=False, with_boundaries=False)
-                for h in first_failure
-            ]
-            unobserved = list(r["unobserved"] or [])
-            path = list(r["path"])
-            body.update(
-                why=run_why(r, verdict, first),
-                # Whichever page of handoffs is asked for, the one that decides the verdict.
-                first_failure=first[0] if first else None,
-                next_step=sc.NEXT_STEPS[verdict],
-                verification_expected=bool(r["verification_expected"]),
-                unobserved=unobserved,
-                not_observed=not_observed_note(unobserved, r["source"]),
-                source=r["source"],
-                source_label=source_label(r["source"]),
-                final_agent=r["final_agent"],
-                ended_at=iso(r["ended_ns"]),
-                path=path[:RUN_PATH_LIMIT],
-                path_total=len(path),
-                path_summary=summarise(path),
-                handoffs_capped=bool(r["handoffs_capped"]),
-                handoff_cap=self.handoff_cap or None,
-                loop_cycle=list(r["loop_cycle"]),
-                loop_repeats=r["loop_repeats"],
-                trace_ids=list(identities.get("trace_ids") or []),
-                conversation_ids=list(identities.get("conversation_ids") or []),
-                outcome_result=r["outcome_result"],
-                verifier=r["verifier"],
-                outcomes=[
-                    {
-                        "handoff_id": s["handoff_id"],
-                        "verifier": s["outcome_verifier"],
-                        "result": s["outcome_result"],
-                        "receipt_id": s["outcome_receipt_id"],
-                        "at": iso(s["end_ns"]),
-                    }
-                    for s in outcome_spans
-                ],
-                waits=[approval_json(w, now, notified) for w in waits],
-                notifications=notified.get(run_id, []),
-                handoffs=handoff_list,
-                handoffs_total=handoffs_total,
-                handoffs_offset=h_offset,
-                handoffs_limit=h_limit,
-                spans=[span_json(s) for s in spans],
-                spans_total=spans_total,
-                spans_offset=s_offset,
-                spans_limit=s_limit,
+        handoffs_total = _rows(
+            cur, "run_handoff_count", {k: v for k, v in window.items() if k != "now"}
+        )[0]["n"]
+        first_failure = _rows(cur, "run_first_failure", {**window, "verdict": verdict})
+        waits = _rows(cur, "run_waits", {**key, "now": now})
+        notified = notifications_by_run(cur, [run_id])
+        spans: list[dict[str, Any]] = []
+        outcome_spans: list[dict[str, Any]] = []
+        spans_total = 0
+        identities: dict[str, Any] = {}
+        if r["min_received_ns"] is not None:
+            received = {"run_id": run_id, "lo": r["min_received_ns"], "hi": r["max_received_ns"]}
+            spans = _rows(
+                cur, "run_spans", {**received, "limit": p.spans_limit, "offset": p.spans_offset}
             )
-            return body
+            identities = _rows(cur, "run_span_count", received)[0]
+            spans_total = identities["n"]
+            outcome_spans = _rows(cur, "run_outcomes", {**received, "limit": RUN_OUTCOMES_LIMIT})
+        first = [handoff(h, now, grace) for h in first_failure]
+        unobserved = list(r["unobserved"] or [])
+        path = list(r["path"])
+        return m.RunDetail(
+            **run_facts(r, verdict),
+            why=run_why(r, verdict, first),
+            # Whichever page of handoffs is asked for, the one that decides the verdict.
+            first_failure=first[0] if first else None,
+            next_step=sc.NEXT_STEPS[verdict],
+            verification_expected=bool(r["verification_expected"]),
+            unobserved=unobserved,
+            not_observed=not_observed_note(unobserved, r["source"]),
+            source=r["source"],
+            source_label=source_label(r["source"]),
+            final_agent=r["final_agent"],
+            ended_at=iso(r["ended_ns"]),
+            path=path[:RUN_PATH_LIMIT],
+            path_total=len(path),
+            path_summary=m.PathSummary.model_validate(summarise(path)),
+            handoffs_capped=bool(r["handoffs_capped"]),
+            handoff_cap=self.handoff_cap or None,
+            loop_cycle=list(r["loop_cycle"]),
+            loop_repeats=r["loop_repeats"],
+            trace_ids=list(identities.get("trace_ids") or []),
+            conversation_ids=list(identities.get("conversation_ids") or []),
+            outcome_result=r["outcome_result"],
+            verifier=r["verifier"],
+            outcomes=[
+                m.Outcome(
+                    handoff_id=s["handoff_id"],
+                    verifier=s["outcome_verifier"],
+                    result=s["outcome_result"],
+                    receipt_id=s["outcome_receipt_id"],
+                    at=iso(s["end_ns"]),
+                )
+                for s in outcome_spans
+            ],
+            waits=[approval(w, now, notified) for w in waits],
+            notifications=notified.get(run_id, []),
+            handoffs=[handoff_detail(h, now, grace) for h in handoffs],
+            handoffs_total=handoffs_total,
+            handoffs_offset=p.handoffs_offset,
+            handoffs_limit=p.handoffs_limit,
+            spans=[span(s) for s in spans],
+            spans_total=spans_total,
+            spans_offset=p.spans_offset,
+            spans_limit=p.spans_limit,
+        )
 
-        return read
-
-    def _handoff_params(self, request: Request, now: int) -> dict[str, Any]:
-        q = request.query_params
-        since, until = self._window(request, now)
-        return {
+    def handoffs(self, cur, now: int, p: m.HandoffsParams) -> m.Handoffs:
+        since, until = self._window(p, now)
+        params = {
             "now": now,
             "since": since,
             "until": until,
-            "service": parse_service(q.get("service")),
-            "verdict": parse_verdict(q.get("verdict")),
-            "unhealthy": parse_bool("unhealthy", q.get("unhealthy")),
-            "limit": parse_limit(q.get("limit")),
+            "service": p.service,
+            "verdict": p.verdict,
+            "unhealthy": p.unhealthy,
+            "limit": p.limit,
         }
+        return m.Handoffs(
+            handoffs=[handoff_list_item(r, now, self.grace) for r in _rows(cur, "handoffs", params)]
+        )
 
-    def handoffs(self, request: Request, now: int):
-        params = self._handoff_params(request, now)
-        grace = self.grace
-
-        def read(cur):
-            rows = _rows(cur, "handoffs", params)
-            return {
-                "handoffs": [
-                    handoff_json(r, now, grace, with_run=True, with_boundaries=False) for r in rows
-                ]
-            }
-
-        return read
-
-    def edges(self, request: Request, now: int):
-        q = request.query_params
-        since, until = self._window(request, now)
-        service = parse_service(q.get("service"))
+    def edges(self, cur, now: int, p: m.WindowParams) -> m.Edges:
+        since, until = self._window(p, now)
         # Whole days inside the window come from the daily rollup, other whole hours from
         # the hourly one, the rest live (edges.sql).
         h0, h1 = -(-since // NS_PER_HOUR), until // NS_PER_HOUR - 1
         d0, d1 = -(-since // NS_PER_DAY), until // NS_PER_DAY - 1
         dh0, dh1 = (d0 * 24, (d1 + 1) * 24 - 1) if d0 <= d1 else (1, 0)
-        buckets = {"service": service, "d0": d0, "d1": d1, "dh0": dh0, "dh1": dh1}
+        buckets = {"service": p.service, "d0": d0, "d1": d1, "dh0": dh0, "dh1": dh1}
         params = {
             **buckets,
             "now": now,
@@ -748,229 +680,367 @@ class QueryAPI:
             "full_lo": _clamp(h0 * NS_PER_HOUR) if h0 <= h1 else until,
             "full_hi": _clamp((h1 + 1) * NS_PER_HOUR) if h0 <= h1 else until,
         }
-        runs_params = {
-            **buckets,
-            "r0": since // NS_PER_HOUR,
-            "r1": (until - 1) // NS_PER_HOUR,
+        runs_params = {**buckets, "r0": since // NS_PER_HOUR, "r1": (until - 1) // NS_PER_HOUR}
+        newest = {
+            (r["from_agent"], r["to_agent"]): list(dict.fromkeys(r["runs"]))[:EDGE_RUNS]
+            for r in _rows(cur, "edge_runs", runs_params)
         }
-
-        def read(cur):
-            newest = {
-                (r["from_agent"], r["to_agent"]): list(dict.fromkeys(r["runs"]))[:EDGE_RUNS]
-                for r in _rows(cur, "edge_runs", runs_params)
-            }
-            edges = []
-            for r in _rows(cur, "edges", params):
-                verdicts = dict(sorted(r["verdicts"].items(), key=lambda kv: sc.RANK[kv[0]]))
-                edges.append(
-                    {
-                        "kind": r["kind"],
-                        "from_agent": r["from_agent"],
-                        "to_agent": r["to_agent"],
-                        "count": r["count"],
-                        "unhealthy": r["unhealthy"],
-                        "unhealthy_share": _rate(r["unhealthy"], r["count"]) or 0.0,
-                        "undeclared": r["undeclared"],
-                        "verdicts": verdicts,
-                        "runs": newest.get((r["from_agent"], r["to_agent"]), []),
-                    }
+        edges = []
+        for r in _rows(cur, "edges", params):
+            verdicts = dict(sorted(r["verdicts"].items(), key=lambda kv: sc.RANK[kv[0]]))
+            edges.append(
+                m.Edge(
+                    kind=r["kind"],
+                    from_agent=r["from_agent"],
+                    to_agent=r["to_agent"],
+                    count=r["count"],
+                    unhealthy=r["unhealthy"],
+                    unhealthy_share=_rate(r["unhealthy"], r["count"]) or 0.0,
+                    undeclared=r["undeclared"],
+                    verdicts=verdicts,
+                    runs=newest.get((r["from_agent"], r["to_agent"]), []),
                 )
-            return {"edges": edges}
+            )
+        return m.Edges(edges=edges)
 
-        return read
+    def loops(self, cur, now: int, p: m.ListParams) -> m.Loops:
+        return m.Loops(
+            loops=[
+                m.Loop(
+                    run_id=r["run_id"],
+                    service=r["service"],
+                    cycle=list(r["cycle"]),
+                    repeats=r["repeats"],
+                    turns=r["turns"],
+                    status=r["status"],
+                    last_seen_at=iso(r["last_seen_ns"]),
+                )
+                for r in _rows(cur, "loops", self._list_params(p, now))
+            ]
+        )
 
-    def loops(self, request: Request, now: int):
-        params = self._list_params(request, now)
-
-        def read(cur):
-            return {
-                "loops": [
-                    {
-                        "run_id": r["run_id"],
-                        "service": r["service"],
-                        "cycle": list(r["cycle"]),
-                        "repeats": r["repeats"],
-                        "turns": r["turns"],
-                        "status": r["status"],
-                        "last_seen_at": iso(r["last_seen_ns"]),
-                    }
-                    for r in _rows(cur, "loops", params)
-                ]
-            }
-
-        return read
-
-    def approvals(self, request: Request, now: int):
-        q = request.query_params
-        service = parse_service(q.get("service"))
+    def approvals(self, cur, now: int, p: m.ApprovalsParams) -> m.Approvals:
         params = {
             "now": now,
-            "service": service,
-            "limit": parse_limit(q.get("limit")),
+            "service": p.service,
+            "limit": p.limit,
             "overdue": sc.APPROVAL_OVERDUE,
             "uncertain": sc.WAIT_UNCERTAIN,
         }
+        rows = _rows(cur, "approvals", params)
+        notified = notifications_by_run(cur, list({r["run_id"] for r in rows}))
+        counts, _new = wait_counts(cur, now, now, p.service)
+        return m.Approvals(
+            total=sum(counts.values()),
+            counts=counts,
+            approvals=[approval(r, now, notified) for r in rows],
+        )
 
-        def read(cur):
-            rows = _rows(cur, "approvals", params)
-            notified = notifications_by_run(cur, list({r["run_id"] for r in rows}))
-            counts, _new = wait_counts(cur, now, now, service)
-            return {
-                "total": sum(counts.values()),
-                "counts": counts,
-                "approvals": [approval_json(r, now, notified) for r in rows],
-            }
+    def false_completions(self, cur, now: int, p: m.ListParams) -> m.FalseCompletions:
+        params = self._list_params(p, now)
+        return m.FalseCompletions(
+            runs=[
+                m.FalseCompletion(
+                    run_id=r["run_id"],
+                    service=r["service"],
+                    final_agent=r["final_agent"],
+                    ended_at=iso(r["ended_ns"]),
+                    last_seen_at=iso(r["last_seen_ns"]),
+                    outcome_result=r["outcome_result"],
+                    verifier=r["verifier"],
+                )
+                for r in _rows(cur, "false_completions", params)
+            ],
+            total=false_completion_count(cur, params),
+        )
 
-        return read
-
-    def false_completions(self, request: Request, now: int):
-        params = self._list_params(request, now)
-
-        def read(cur):
-            return {
-                "runs": [
-                    {
-                        "run_id": r["run_id"],
-                        "service": r["service"],
-                        "final_agent": r["final_agent"],
-                        "ended_at": iso(r["ended_ns"]),
-                        "last_seen_at": iso(r["last_seen_ns"]),
-                        "outcome_result": r["outcome_result"],
-                        "verifier": r["verifier"],
-                    }
-                    for r in _rows(cur, "false_completions", params)
-                ],
-                "total": false_completion_count(cur, params),
-            }
-
-        return read
-
-    def live(self, request: Request, now: int):
-        q = request.query_params
-        service = parse_service(q.get("service"))
-        window = parse_int("window", q.get("window"), LIVE_WINDOW_S, 1, MAX_WINDOW_SECONDS)
+    def live(self, cur, now: int, p: m.LiveParams) -> m.Live:
+        service, window, grace = p.service, p.window, self.grace
         since = now - window * NS
-        grace = self.grace
-
-        def read(cur):
-            runs = []
-            total = 0
-            for r in _rows(
-                cur,
-                "live_runs",
-                {
-                    "now": now,
-                    "service": service,
-                    "started": sc.RUN_STATUS_STARTED,
-                    "stuck_before": now - int(grace * NS),
-                    "limit": LIVE_RUNS_LIMIT,
-                },
-            ):
-                total = r["total"]
-                runs.append(
-                    {
-                        "run_id": r["run_id"],
-                        "service": r["service"],
-                        "current_agent": r["current_agent"],
-                        "last_handoff_at": iso(r["last_handoff_ns"]),
-                        "seconds_since_last_handoff": _seconds(now, r["last_activity_ns"]),
-                        "verdict": r["verdict"],
-                        "verdict_label": _label(r["verdict"]),
-                        "stuck": bool(r["stuck"]),
-                        "loop": bool(r["loop"]),
-                        "pending_approvals": r["pending_approvals"],
-                    }
+        runs = []
+        total = 0
+        for r in _rows(
+            cur,
+            "live_runs",
+            {
+                "now": now,
+                "service": service,
+                "started": sc.RUN_STATUS_STARTED,
+                "stuck_before": now - int(grace * NS),
+                "limit": LIVE_RUNS_LIMIT,
+            },
+        ):
+            total = r["total"]
+            runs.append(
+                m.InFlightRun(
+                    run_id=r["run_id"],
+                    service=r["service"],
+                    current_agent=r["current_agent"],
+                    last_handoff_at=iso(r["last_handoff_ns"]),
+                    seconds_since_last_handoff=_seconds(now, r["last_activity_ns"]),
+                    verdict=r["verdict"],
+                    verdict_label=_label(r["verdict"]),
+                    stuck=bool(r["stuck"]),
+                    loop=bool(r["loop"]),
+                    pending_approvals=r["pending_approvals"],
                 )
-            counts: dict[str, int] = defaultdict(int)
-            timeline = []
-            for r in _rows(cur, "live_verdicts", {"now": now, "since": since, "service": service}):
-                counts[r["verdict"]] += r["count"]
-                timeline.append(
-                    {
-                        "minute": iso(r["minute"] * 60 * NS),
-                        "verdict": r["verdict"],
-                        "count": r["count"],
-                    }
-                )
-            unhealthy = _rows(
-                cur,
-                "handoffs",
-                {
-                    "now": now,
-                    "since": since,
-                    "until": INT64_MAX,
-                    "service": service,
-                    "verdict": None,
-                    "unhealthy": True,
-                    "limit": LIVE_UNHEALTHY,
-                },
             )
-            rc = run_counts(cur, now, since, grace, service)
-            waits, waits_new = wait_counts(cur, now, since, service)
-            window_params = {"since": since, "until": INT64_MAX, "service": service}
-            before = {"since": since - window * NS, "until": since, "service": service}
-            done_now = false_completion_count(cur, window_params)
-            done_before = false_completion_count(cur, before)
-            board = {
-                "stuck": {"count": rc["stuck"], "new_in_window": rc["stuck_new"]},
-                "looping": {"count": rc["looping"], "new_in_window": rc["looping_new"]},
-                "approvals_overdue": {
-                    "count": waits.get(sc.APPROVAL_OVERDUE, 0),
-                    "new_in_window": waits_new.get(sc.APPROVAL_OVERDUE, 0),
-                },
-                "false_complete": {"count": done_now, "previous_window": done_before},
-            }
-            return {
-                "now": iso(now),
-                "window": window,
-                "board": board,
-                "runs_in_flight_total": total if runs else rc["in_flight"],
-                "runs_in_flight": runs,
-                "wait_counts": waits,
-                "verdict_counts": dict(sorted(counts.items(), key=lambda kv: sc.RANK[kv[0]])),
-                "timeline": timeline,
-                "unhealthy": [
-                    handoff_json(r, now, grace, with_run=True, with_boundaries=False)
-                    for r in unhealthy
-                ],
-            }
+        counts: dict[str, int] = defaultdict(int)
+        timeline = []
+        for r in _rows(cur, "live_verdicts", {"now": now, "since": since, "service": service}):
+            counts[r["verdict"]] += r["count"]
+            timeline.append(
+                m.Minute(
+                    minute=iso(r["minute"] * 60 * NS) or "", verdict=r["verdict"], count=r["count"]
+                )
+            )
+        unhealthy = _rows(
+            cur,
+            "handoffs",
+            {
+                "now": now,
+                "since": since,
+                "until": INT64_MAX,
+                "service": service,
+                "verdict": None,
+                "unhealthy": True,
+                "limit": LIVE_UNHEALTHY,
+            },
+        )
+        rc = run_counts(cur, now, since, grace, service)
+        waits, waits_new = wait_counts(cur, now, since, service)
+        window_params = {"since": since, "until": INT64_MAX, "service": service}
+        before = {"since": since - window * NS, "until": since, "service": service}
+        board = m.Board(
+            stuck=m.Tile(count=rc["stuck"], new_in_window=rc["stuck_new"]),
+            looping=m.Tile(count=rc["looping"], new_in_window=rc["looping_new"]),
+            approvals_overdue=m.Tile(
+                count=waits.get(sc.APPROVAL_OVERDUE, 0),
+                new_in_window=waits_new.get(sc.APPROVAL_OVERDUE, 0),
+            ),
+            false_complete=m.FalseCompleteTile(
+                count=false_completion_count(cur, window_params),
+                previous_window=false_completion_count(cur, before),
+            ),
+        )
+        return m.Live(
+            now=iso(now) or "",
+            window=window,
+            board=board,
+            runs_in_flight_total=total if runs else rc["in_flight"],
+            runs_in_flight=runs,
+            wait_counts=waits,
+            verdict_counts=dict(sorted(counts.items(), key=lambda kv: sc.RANK[kv[0]])),
+            timeline=timeline,
+            unhealthy=[handoff_list_item(r, now, grace) for r in unhealthy],
+        )
 
-        return read
-
-    def weekly(self, request: Request, now: int):
-        q = request.query_params
-        service = parse_service(q.get("service"))
-        weeks = parse_int("weeks", q.get("weeks"), 8, 1, MAX_WEEKS)
-        fmt = parse_choice("format", q.get("format"), WEEK_FORMATS)
+    def weekly(self, cur, now: int, p: m.WeeklyParams) -> m.Weekly | Response:
         today = (dt.datetime(1970, 1, 1) + dt.timedelta(seconds=now // NS)).date()
         monday = today - dt.timedelta(days=today.weekday())
-        starts = [monday - dt.timedelta(weeks=i) for i in range(weeks - 1, -1, -1)]
+        starts = [monday - dt.timedelta(weeks=i) for i in range(p.weeks - 1, -1, -1)]
         labels = [_week_label(d) for d in starts]
         # This week is partial: its rates rest on the days since Monday 00:00 UTC only.
         elapsed = (now / NS - (monday - dt.date(1970, 1, 1)).days * 86400) / 86400
+        rows = _rows(cur, "weekly", {"start": starts[0], "service": p.service})
+        body = m.Weekly.model_validate(weekly_body(rows, labels, this_week_days=elapsed))
+        if p.format == "csv":
+            return Response(weekly_csv(body.model_dump()), media_type="text/csv; charset=utf-8")
+        return body
 
-        def read(cur):
-            rows = _rows(cur, "weekly", {"start": starts[0], "service": service})
-            body = weekly_body(rows, labels, this_week_days=elapsed)
-            if fmt == "csv":
-                return Response(weekly_csv(body), media_type="text/csv; charset=utf-8")
-            return body
+    def drops(self, cur, now: int) -> m.Drops:
+        return m.Drops.model_validate({"drops": _rows(cur, "drops", {})})
 
-        return read
+    # --- the routes ------------------------------------------------------------------------
 
-    def drops(self, request: Request, now: int):
-        def read(cur):
-            return {"drops": _rows(cur, "drops", {})}
+    def router(self) -> APIRouter:
+        """`/api/v1/*`: one GET operation per reader, declared with its parameter and answer
+        models (what the OpenAPI document is generated from)."""
+        router = APIRouter(prefix=PREFIX)
+        bad = {400: {"model": m.Error, "description": openapi.BAD_PARAM}}
 
-        return read
+        def get(path: str, answer: type[BaseModel], summary: str, description: str, **kw: Any):
+            kw.setdefault("responses", bad)
 
-    # --- documentation -----------------------------------------------------------------
+            def register(endpoint: Callable[..., Response]) -> Callable[..., Response]:
+                router.add_api_route(
+                    path,
+                    endpoint,
+                    methods=["GET"],
+                    response_model=answer,
+                    summary=summary,
+                    description=description,
+                    operation_id=summary.lower().replace(" ", "_"),
+                    **kw,
+                )
+                # HEAD too, as Starlette's GET routes always answered it; not documented.
+                router.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)
+                return endpoint
 
-    async def openapi(self, request: Request) -> Response:
-        return JSONResponse(self.spec)
+            return register
 
-    async def docs(self, request: Request) -> Response:
-        return HTMLResponse(render_docs(self.spec))
+        @get(
+            "/services", m.Services, "Services", "Every service.name that sent a run.", responses={}
+        )
+        def services() -> Response:
+            return self.answer(self.services)
+
+        @get(
+            "/runs",
+            m.RunsPage,
+            "Runs",
+            "Runs first seen in the window that match the search, in the asked order; "
+            "`total` counts every match.",
+        )
+        def runs(p: Annotated[m.RunsParams, Query()]) -> Response:
+            return self.answer(self.runs, p, exclude_unset=True)
+
+        @get(
+            "/runs/{run_id:path}",
+            m.RunDetail,
+            "Run detail",
+            "One run: facts, path (and its summary), loop, waits, outcomes, one page of its "
+            "handoffs with their six boundaries and one page of its spans, with totals.",
+            responses={**bad, 404: {"model": m.Error, "description": "No run with this id."}},
+        )
+        def run(
+            run_id: Annotated[str, Path(description="handoff.run_id")],
+            p: Annotated[m.RunPageParams, Query()],
+        ) -> Response:
+            return self.answer(self.run, run_id, p)
+
+        @get(
+            "/handoffs", m.Handoffs, "Handoffs", "Handoffs first seen in the window, newest first."
+        )
+        def handoffs(p: Annotated[m.HandoffsParams, Query()]) -> Response:
+            return self.answer(self.handoffs, p)
+
+        @get(
+            "/edges",
+            m.Edges,
+            "Edges",
+            "Agent-to-agent edges of handoffs in the window, busiest first.",
+        )
+        def edges(p: Annotated[m.WindowParams, Query()]) -> Response:
+            return self.answer(self.edges, p)
+
+        @get(
+            "/loops",
+            m.Loops,
+            "Loops",
+            "Runs first seen in the window with a loop, most recently active first.",
+        )
+        def loops(p: Annotated[m.ListParams, Query()]) -> Response:
+            return self.answer(self.loops, p)
+
+        @get(
+            "/approvals",
+            m.Approvals,
+            "Approvals",
+            "Open and expired waits: overdue first, then uncertain, then by deadline.",
+        )
+        def approvals(p: Annotated[m.ApprovalsParams, Query()]) -> Response:
+            return self.answer(self.approvals, p)
+
+        @get(
+            "/false_completions",
+            m.FalseCompletions,
+            "False completions",
+            "Runs first seen in the window that claimed done without a passing verifier.",
+        )
+        def false_completions(p: Annotated[m.ListParams, Query()]) -> Response:
+            return self.answer(self.false_completions, p)
+
+        @get(
+            "/live",
+            m.Live,
+            "Live board",
+            "Runs in flight, verdict counts and per-minute timeline, newest unhealthy handoffs.",
+        )
+        def live(p: Annotated[m.LiveParams, Query()]) -> Response:
+            return self.answer(self.live, p)
+
+        @get(
+            "/review/weekly",
+            m.Weekly,
+            "Weekly review",
+            "Rejection rate (route_rejected + contract_rejected) per ISO week, by reason, "
+            "edge and receiving agent.",
+            # format=csv answers the same figures as text/csv (weekly_csv).
+            responses={**bad, 200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
+        )
+        def weekly(p: Annotated[m.WeeklyParams, Query()]) -> Response:
+            return self.answer(self.weekly, p)
+
+        @get(
+            "/drops",
+            m.Drops,
+            "Dropped attributes",
+            "Attribute NAMES the allowlist removed, per service (values are never kept).",
+            responses={},
+        )
+        def drops() -> Response:
+            return self.answer(self.drops)
+
+        return router
+
+
+async def bad_param(request: Request, exc: Exception) -> Response:
+    """400 `{"error": ...}` for a parameter its parser refused: the parser's own sentence.
+
+    FastAPI's default would be a 422 listing pydantic's errors; docs/api.md promises a
+    400 with one sentence, the same as before the API had models."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    for e in errors:
+        cause = (e.get("ctx") or {}).get("error")
+        if isinstance(cause, BadParam):
+            return _error(400, str(cause))
+    first = errors[0] if errors else {}
+    where = str((first.get("loc") or ("parameter",))[-1])
+    return _error(400, f"{where}: {first.get('msg', 'not accepted')}")
+
+
+def query_app(
+    store,
+    engine,
+    settings,
+    *,
+    routes: Sequence[BaseRoute] = (),
+    exception_handlers: dict[Any, Callable] | None = None,
+) -> FastAPI:
+    """The collector's HTTP app: the query API, its document and page, and `routes`."""
+    api = QueryAPI(store, engine, settings)
+    app = FastAPI(
+        title=openapi.TITLE,
+        version=openapi.VERSION,
+        description=openapi.DESCRIPTION,
+        routes=list(routes),
+        # FastAPI's own /docs and /redoc load Swagger UI / ReDoc from a CDN: an offline
+        # machine, or a dashboard behind a strict CSP, would get a blank page. Ours is
+        # rendered here from the same document.
+        docs_url=None,
+        redoc_url=None,
+        # FastAPI would report its requests through a global OpenTelemetry provider if
+        # the process had one: the collector is the receiver of telemetry, and its
+        # error records would carry the caller's parameters (run ids, search text).
+        telemetry={
+            "tracing": False,
+            "metrics": False,
+            "logs": False,
+            "operation_spans": False,
+            "auto_configure": False,
+        },
+        exception_handlers={**(exception_handlers or {}), RequestValidationError: bad_param},
+    )
+    app.include_router(api.router())
+    spec = openapi.document(app, auth=api.auth)
+    app.openapi = lambda: spec  # type: ignore[method-assign]
+
+    async def docs(request: Request) -> Response:
+        return HTMLResponse(openapi.render_docs(spec))
+
+    app.add_route("/docs", docs, methods=["GET"], include_in_schema=False)
+    return app
 
 
 def _week_label(d: dt.date) -> str:
@@ -1118,48 +1188,3 @@ def weekly_csv(body: dict[str, Any]) -> str:
             (r["week"], "agent", r["agent"] or "", r["handoffs"], r["rejections"], rate(r["rate"]))
         )
     return out.getvalue()
-
-
-def render_docs(spec: dict[str, Any]) -> str:
-    """A plain HTML page of the OpenAPI document: endpoints, parameters, what they return."""
-    e = html.escape
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{e(spec['info']['title'])}</title>",
-        "<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
-        "code{background:#f1f5f9;padding:0 .25rem}table{border-collapse:collapse}"
-        "td,th{border-bottom:1px solid #e2e8f0;padding:.2rem .6rem;text-align:left;vertical-align:top}"
-        "h2{margin-top:2rem;font-size:1.1rem}</style></head><body>",
-        f"<h1>{e(spec['info']['title'])} <small>{e(spec['info']['version'])}</small></h1>",
-        f"<p>{e(spec['info']['description'])}</p>",
-        "<p>Machine-readable: <a href='/openapi.json'>/openapi.json</a> (OpenAPI 3.1).</p>",
-    ]
-    params = spec["components"]["parameters"]
-    for path, item in spec["paths"].items():
-        op = item["get"]
-        parts.append(
-            f"<h2><code>GET {e(path)}</code></h2><p>{e(op.get('description', op['summary']))}</p>"
-        )
-        rows = []
-        for p in op.get("parameters", []):
-            if "$ref" in p:
-                p = params[p["$ref"].rsplit("/", 1)[1]]
-            rows.append(
-                f"<tr><td><code>{e(p['name'])}</code></td><td>{e(p['in'])}</td>"
-                f"<td>{e(p.get('description', ''))}</td></tr>"
-            )
-        if rows:
-            parts.append(
-                "<table><tr><th>parameter</th><th>in</th><th>meaning</th></tr>"
-                + "".join(rows)
-                + "</table>"
-            )
-        codes = ", ".join(f"{c} {e(r['description'])}" for c, r in op["responses"].items())
-        parts.append(f"<p><small>Answers: {codes}</small></p>")
-    parts.append("</body></html>")
-    return "".join(parts)
-
-
-def api_routes(store, engine, settings) -> list[Route]:
-    """The query API's routes, to mount in the collector's Starlette app."""
-    return QueryAPI(store, engine, settings).routes()

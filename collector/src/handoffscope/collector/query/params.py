@@ -1,9 +1,17 @@
 """Query-parameter parsing for the query API: every documented parameter, checked.
 
 Each parser takes the raw string (or None when absent) and returns the value the SQL
-binds, or raises `BadParam` with a sentence for the 400 answer. The rules here and the
-schemas in `openapi.py` describe the same thing; a value the OpenAPI document calls
-valid is accepted (schemathesis checks both directions).
+binds, or raises `BadParam` with a sentence for the 400 answer. The annotated types at
+the end (`Limit`, `Time`, `Service`, ...) put a parser and the schema it enforces on
+one field of a parameter model (`models.py`): pydantic runs the parser as the field's
+validator, FastAPI writes the schema into the generated OpenAPI document, so the rule
+and its documentation are declared once, side by side. A value the document calls valid
+is accepted (schemathesis checks both directions).
+
+The parsers, not pydantic's own coercion, decide: pydantic would take `?limit= 5`,
+`?limit=1_000`, `?limit=5.0` or `?ids=1`, and answer 422 with a list of errors; the API answers 400
+with one sentence naming the parameter (`limit: must be from 1 to 1000, got 0`), which
+the RequestValidationError handler (`api.py`) takes from the `BadParam` itself.
 
 Times (`since`, `until`) are RFC 3339 / ISO-8601 date-times (`2026-11-30T12:00:00Z`,
 `...T12:00:00.123+01:00`, lowercase `t`/`z`, a leap second `:60`, with or without the
@@ -12,12 +20,19 @@ nanoseconds, clamped to the range of a 64-bit column so no far-future or ancient
 can overflow a bound parameter.
 
 An empty value (`?limit=`) is a bad value, not an absent one — except `service=`, which
-the schema allows and which means "every service".
+the schema allows and which means "every service". A repeated parameter counts once,
+with its last value.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic_core import core_schema
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -43,6 +58,7 @@ _DATETIME = re.compile(
     r"([Zz]|[+-]\d{2}:\d{2})?$"
 )
 _INT = re.compile(r"^[+-]?[0-9]+$")
+MAX_INT_DIGITS = 40
 
 
 class BadParam(ValueError):
@@ -104,14 +120,12 @@ def parse_int(name: str, raw: str | None, default: int, lo: int, hi: int) -> int
         return default
     if not _INT.match(raw):
         raise BadParam(f"{name}: expected an integer from {lo} to {hi}, got {raw!r}")
+    if len(raw) > MAX_INT_DIGITS:  # int() refuses past 4300 digits; no bound is that long
+        raise BadParam(f"{name}: must be from {lo} to {hi}, got {raw[:MAX_INT_DIGITS]}…")
     value = int(raw)
     if not lo <= value <= hi:
         raise BadParam(f"{name}: must be from {lo} to {hi}, got {value}")
     return value
-
-
-def parse_limit(raw: str | None) -> int:
-    return parse_int("limit", raw, DEFAULT_LIMIT, 1, MAX_LIMIT)
 
 
 RUN_PAGE_MAX = 5000
@@ -120,14 +134,6 @@ RUN_HANDOFFS_DEFAULT = 200
 RUN_SPANS_DEFAULT = 500
 RUN_OFFSET_MAX = 10**9
 """An offset past every row is an empty page, not an error (bounded so it binds)."""
-
-
-def parse_page(prefix: str, limit: str | None, offset: str | None, default: int) -> tuple[int, int]:
-    """(`<prefix>_limit`, `<prefix>_offset`) of one page of a run's handoffs or spans."""
-    return (
-        parse_int(f"{prefix}_limit", limit, default, 1, RUN_PAGE_MAX),
-        parse_int(f"{prefix}_offset", offset, 0, 0, RUN_OFFSET_MAX),
-    )
 
 
 def parse_service(raw: str | None) -> str | None:
@@ -178,3 +184,85 @@ def parse_choice(name: str, raw: str | None, choices: tuple[str, ...]) -> str:
     if raw not in choices:
         raise BadParam(f"{name}: expected one of {', '.join(choices)}, got {raw!r}")
     return raw
+
+
+# --- the parsers as field types of the parameter models (models.py) ---------------------
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Annotation: validate a query parameter with `parse(name, raw)`, document `schema`.
+
+    `name` is the field's name, which is the parameter's: the sentence of a `BadParam`
+    names what the caller wrote. Absent parameters take the field's default without
+    being parsed (pydantic does not validate defaults)."""
+
+    parse: Callable[[str, str], Any]
+    schema: dict[str, Any] = field(hash=False)
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        parse = self.parse
+
+        def check(raw: Any, info: core_schema.ValidationInfo) -> Any:
+            name = info.field_name or "parameter"
+            if not isinstance(raw, str):  # only a caller building a model by hand
+                raise BadParam(f"{name}: expected text, got {type(raw).__name__}")
+            return parse(name, raw)
+
+        return core_schema.with_info_plain_validator_function(check)
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        return dict(self.schema)
+
+
+def integer(lo: int, hi: int) -> Checked:
+    """An integer from `lo` to `hi`, written in decimal digits (an optional sign)."""
+    return Checked(
+        lambda name, raw: parse_int(name, raw, lo, lo, hi),
+        {"type": "integer", "minimum": lo, "maximum": hi},
+    )
+
+
+def choice(choices: tuple[str, ...]) -> Checked:
+    """One of `choices`, exactly."""
+    return Checked(
+        lambda name, raw: parse_choice(name, raw, choices),
+        {"type": "string", "enum": list(choices)},
+    )
+
+
+TEXT_SCHEMA = {"type": "string", "maxLength": MAX_TEXT_LEN, "pattern": SERVICE_PATTERN}
+TIME_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "format": "date-time"},
+        {"type": "string", "format": "date"},
+        {"type": "string", "pattern": EPOCH_PATTERN},
+    ]
+}
+
+Service = Annotated[
+    str | None,
+    Checked(
+        lambda name, raw: parse_service(raw),
+        {"type": "string", "maxLength": MAX_SERVICE_LEN, "pattern": SERVICE_PATTERN},
+    ),
+]
+"""service.name to filter on; None: every service (absent or empty)."""
+Time = Annotated[int | None, Checked(parse_time, TIME_SCHEMA)]
+"""Epoch ns of an ISO-8601 date-time or date, or epoch seconds."""
+Text = Annotated[str | None, Checked(parse_text, TEXT_SCHEMA)]
+"""A search value, trimmed; None when absent or blank."""
+Flag = Annotated[bool, Checked(parse_bool, {"type": "boolean"})]
+"""`true` or `false`."""
+Verdict = Annotated[
+    str | None,
+    Checked(lambda name, raw: parse_verdict(raw), {"type": "string", "enum": list(sc.PRECEDENCE)}),
+]
+"""One verdict of DESIGN §4, by its lower-snake name."""
+Limit = Annotated[int, integer(1, MAX_LIMIT)]
+PageLimit = Annotated[int, integer(1, RUN_PAGE_MAX)]
+PageOffset = Annotated[int, integer(0, RUN_OFFSET_MAX)]

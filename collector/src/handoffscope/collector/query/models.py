@@ -1,0 +1,606 @@
+"""Every shape of the query API, once: the parameters each endpoint takes, what it answers.
+
+The handlers (`api.py`) build these models and serve their JSON; FastAPI derives the
+OpenAPI document (`/openapi.json`, `openapi.py`) from the same classes, so a field
+added, renamed or made nullable here is served and documented in one change, and
+schemathesis (tests/hardening/test_api_schema.py) checks the answers against it.
+
+Conventions, kept from the API as it was before it had models (docs/api.md):
+
+- every field is always present, null where it has no value (`Optional` means
+  nullable, never omitted) — except `trace_ids` / `conversation_ids` on a run of the
+  `/runs` list, present only with `ids=true`;
+- times are ISO-8601 UTC strings with milliseconds (`Time`), made by `api.iso`;
+- closed vocabularies (verdicts, boundaries, kinds, events) come from `semconv`, the
+  one module of names, and a value outside them is a server error, not an answer;
+- answers forbid extra keys: a typo in a handler is a failed request in the tests, not a
+  silently undocumented field.
+
+Parameter models ignore unknown parameters (docs/api.md) and check each known one with
+the parsers of `params.py`, so a bad value is a 400 with that parser's sentence.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+from handoffscope.instrumentation import semconv as sc
+
+from .params import (
+    DEFAULT_LIMIT,
+    MAX_WEEKS,
+    MAX_WINDOW_SECONDS,
+    RUN_HANDOFFS_DEFAULT,
+    RUN_SPANS_DEFAULT,
+    Flag,
+    Limit,
+    PageLimit,
+    PageOffset,
+    Service,
+    Text,
+    Time,
+    Verdict,
+    choice,
+    integer,
+)
+
+RUN_STATES = ("in_flight", "stuck", "looping")
+RUN_SORTS = ("newest", "severity", "silent", "last_seen")
+WEEK_FORMATS = ("json", "csv")
+NOTIFICATION_STATUSES = ("pending", "sent", "failed")
+"""notify/delivery.py's PENDING, SENT, FAILED (it imports the query API, so not the other
+way round; tests/collector/test_api_models.py keeps them equal)."""
+APPROVAL_VERDICTS = (sc.APPROVAL_OVERDUE, sc.WAIT_UNCERTAIN, sc.WAITING_ON_APPROVAL)
+FAILED_BOUNDARIES = (*sc.BOUNDARIES, sc.BOUNDARY_PROGRESS, sc.BOUNDARY_WAIT, sc.BOUNDARY_RUN)
+
+
+class OneOf:
+    """Annotation: a string from a closed vocabulary (validated in pydantic-core, and
+    documented as its `enum`)."""
+
+    def __init__(self, values: tuple[str, ...]) -> None:
+        self.values = values
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.literal_schema(list(self.values))
+
+
+TIME_DESCRIPTION = "ISO-8601 UTC, milliseconds (2026-11-30T12:00:00.123Z)"
+IsoTime = Annotated[str | None, Field(description=TIME_DESCRIPTION)]
+AVerdict = Annotated[str, OneOf(sc.PRECEDENCE)]
+"""A verdict of DESIGN §4 in an answer."""
+Kind = Annotated[
+    str,
+    OneOf(sc.KINDS),
+    Field(description="handoff (control moves) or delegation (an agent called as a tool)"),
+]
+BoundaryState = Annotated[str, OneOf(sc.BOUNDARY_STATES)]
+FailedBoundary = Annotated[str, OneOf(FAILED_BOUNDARIES)]
+Counts = dict[str, int]
+
+
+def _six_boundaries(value: dict[str, str]) -> dict[str, str]:
+    if set(value) != set(sc.BOUNDARIES):
+        raise ValueError(f"boundaries must be exactly {', '.join(sc.BOUNDARIES)}")
+    return value
+
+
+_STATE_SCHEMA = {"type": "string", "enum": list(sc.BOUNDARY_STATES)}
+Boundaries = Annotated[
+    dict[str, BoundaryState],
+    AfterValidator(_six_boundaries),
+    # An object with the six boundary names of semconv as its properties: a dict, so the
+    # names are not spelled a second time as attribute names here.
+    Field(
+        json_schema_extra={
+            "properties": {b: _STATE_SCHEMA for b in sc.BOUNDARIES},
+            "required": list(sc.BOUNDARIES),
+            "additionalProperties": False,
+        },
+        description="Each of the six boundaries: passed, failed, unknown (no evidence yet, "
+        "or not reached after an earlier failure) or not_observed (the source cannot see it).",
+    ),
+]
+
+
+class Answer(BaseModel):
+    """A JSON object of an answer: every declared key, no other."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Query(BaseModel):
+    """A set of query parameters: unknown ones are ignored, known ones parsed (params.py)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+# --- parameters ----------------------------------------------------------------------------
+
+
+class ServiceParams(Query):
+    service: Service = Field(None, description="Only runs of this service.name (empty: all).")
+
+
+class WindowParams(ServiceParams):
+    since: Time = Field(
+        None,
+        description="First-seen time from (inclusive): ISO-8601 date-time or date, or epoch "
+        "seconds. Default: 24 h ago.",
+    )
+    until: Time = Field(
+        None,
+        description="First-seen time until (exclusive); same forms as `since`. Default: no bound.",
+    )
+
+
+class ListParams(WindowParams):
+    limit: Limit = Field(DEFAULT_LIMIT, description=f"Max rows (default {DEFAULT_LIMIT}).")
+
+
+_VERDICT_DESCRIPTION = "Only this verdict (judged at the time of the query)."
+
+
+class RunsParams(ListParams):
+    verdict: Verdict = Field(None, description=_VERDICT_DESCRIPTION)
+    q: Text = Field(
+        None,
+        description="A run id or its beginning, or a trace id or conversation (thread) id one "
+        "of the run's evidence spans carried.",
+    )
+    agent: Text = Field(
+        None, description="An agent on the run's path, holding its work or ending it."
+    )
+    state: Annotated[str, choice(("", *RUN_STATES))] = Field(
+        "",
+        description="in_flight, stuck (in flight, silent past the grace, no open wait) or "
+        "looping (in flight, handoffs loop); empty: any.",
+    )
+    sort: Annotated[str, choice(RUN_SORTS)] = Field(
+        RUN_SORTS[0], description="newest (default), severity, silent or last_seen."
+    )
+    ids: Flag = Field(False, description="true: add each run's trace_ids and conversation_ids.")
+
+
+class HandoffsParams(ListParams):
+    verdict: Verdict = Field(None, description=_VERDICT_DESCRIPTION)
+    unhealthy: Flag = Field(False, description="Only failure verdicts (1-11 of DESIGN §4).")
+
+
+def _page_description(what: str, default: int) -> tuple[str, str]:
+    return (
+        f"{what.capitalize()} in this page (default {default}); `{what}_total` says how many "
+        "the run has.",
+        f"{what.capitalize()} skipped before this page (run order; default 0).",
+    )
+
+
+_H_LIMIT, _H_OFFSET = _page_description("handoffs", RUN_HANDOFFS_DEFAULT)
+_S_LIMIT, _S_OFFSET = _page_description("spans", RUN_SPANS_DEFAULT)
+
+
+class RunPageParams(Query):
+    """One page of a run's handoffs and one of its spans (a run may hold 10,000 handoffs)."""
+
+    handoffs_limit: PageLimit = Field(RUN_HANDOFFS_DEFAULT, description=_H_LIMIT)
+    handoffs_offset: PageOffset = Field(0, description=_H_OFFSET)
+    spans_limit: PageLimit = Field(RUN_SPANS_DEFAULT, description=_S_LIMIT)
+    spans_offset: PageOffset = Field(0, description=_S_OFFSET)
+
+
+class ApprovalsParams(ServiceParams):
+    limit: Limit = Field(DEFAULT_LIMIT, description=f"Max rows (default {DEFAULT_LIMIT}).")
+
+
+LIVE_WINDOW_DEFAULT = 3600
+
+
+class LiveParams(ServiceParams):
+    window: Annotated[int, integer(1, MAX_WINDOW_SECONDS)] = Field(
+        LIVE_WINDOW_DEFAULT, description=f"Seconds back from now (default {LIVE_WINDOW_DEFAULT})."
+    )
+
+
+class WeeklyParams(ServiceParams):
+    weeks: Annotated[int, integer(1, MAX_WEEKS)] = Field(
+        8, description="ISO weeks back, this one included (default 8)."
+    )
+    format: Annotated[str, choice(WEEK_FORMATS)] = Field(
+        WEEK_FORMATS[0], description="json (default) or csv."
+    )
+
+
+# --- shared pieces of answers ------------------------------------------------------------------
+
+
+class Error(Answer):
+    error: str = Field(description="What is wrong, in a sentence.")
+
+
+class Notification(Answer):
+    """One event the collector's notifier handled for one destination (`--notify`)."""
+
+    event: Annotated[str, OneOf(sc.NOTIFY_EVENTS)]
+    handoff_id: str | None
+    destination: str
+    status: Annotated[str, OneOf(NOTIFICATION_STATUSES)] = Field(
+        description="pending, sent or failed (given up after its attempts)."
+    )
+    attempts: int
+    created_at: IsoTime
+    sent_at: IsoTime = Field(description="When the destination answered 2xx.")
+
+
+class Approval(Answer):
+    """An open or expired wait, run-level (`handoff_id` null) or handoff-level."""
+
+    run_id: str
+    handoff_id: str | None
+    service: str | None
+    from_agent: str | None
+    to_agent: str | None
+    owner: str | None
+    reason: str | None
+    deadline: IsoTime
+    seconds_left: float | None = Field(
+        description="Negative when overdue, null without a deadline."
+    )
+    verdict: Annotated[str, OneOf(APPROVAL_VERDICTS)]
+    verdict_label: str
+    missing: list[str] = Field(
+        description="Absent facts among owner, reason, deadline, resume_token_id, state_persisted."
+    )
+    resume_token_id: str | None
+    state_persisted: bool | None
+    decision: str | None
+    checkpointed_at: IsoTime
+    notifications: list[Notification]
+
+
+class Handoff(Answer):
+    """One handoff (or delegation) of a run, judged at the time of the query."""
+
+    handoff_id: str
+    kind: Kind
+    from_agent: str | None
+    to_agent: str | None
+    turn: int | None
+    seq: int = Field(description="1-based position in the run.")
+    requested_at: IsoTime
+    verdict: AVerdict
+    verdict_label: str
+    failed_boundary: FailedBoundary | None
+    why: str
+    next_step: str
+    fingerprint: str | None
+    state_version: int | None
+    history_items_forwarded: int | None
+    history_items_total: int | None
+    route_declared: bool | None
+    route_goto: str | None
+    control_before: str | None
+    control_after: str | None
+    tool_call_id: str | None
+    tool_call_closed: bool | None
+    required_keys: list[str]
+    missing_keys: list[str]
+    destination_started: bool | None
+    rejection_reason: str | None
+    rejection_fields: list[str]
+    reason: str | None = Field(
+        description="The sender's code, or what became of the handoff (ignored_same_turn, "
+        "handoff_tool_missing, edge, command, send)."
+    )
+    loop: bool
+    claims_done: bool = Field(
+        description="The run completed at this handoff, or its destination claimed done "
+        "while its wait was open."
+    )
+    outcome_result: str | None
+    wait: bool = Field(description="A wait was checkpointed for it.")
+    wait_decision: str | None
+    unobserved: list[str]
+
+
+class HandoffDetail(Handoff):
+    """A handoff on a run's detail page, with its six boundaries."""
+
+    boundaries: Boundaries
+
+
+class RunRef(Answer):
+    run_id: str
+    service: str | None
+
+
+class HandoffListItem(Handoff, RunRef):
+    """A handoff listed across runs: which run, no boundaries."""
+
+
+class RunFacts(Answer):
+    """What every view of a run says about it (its summary in a list, its detail)."""
+
+    run_id: str
+    service: str | None
+    verdict: AVerdict
+    verdict_label: str
+    status: str | None = Field(
+        description="The latest run.status (started while running; null before any run span)."
+    )
+    started_at: IsoTime
+    last_seen_at: IsoTime
+    current_agent: str | None
+    handoff_count: int = Field(description="Handoffs only (delegations: delegation_count).")
+    loop: bool
+    false_complete: bool
+    failed: bool = Field(description="run.status is failed or max_turns.")
+    unverified: bool
+    pending_approvals: int = Field(description="The run's open or expired waits.")
+    turns: int | None
+    delegation_count: int
+
+
+class RunSummary(RunFacts):
+    """A run in the `/runs` list."""
+
+    final_agent: str | None
+    source: str | None
+    source_label: str | None
+    in_flight: bool
+    stuck: bool
+    seconds_since_last_activity: float | None
+    trace_ids: list[str] = Field(default_factory=list, description="With ids=true only.")
+    conversation_ids: list[str] = Field(default_factory=list, description="With ids=true only.")
+
+
+class Span(Answer):
+    name: str
+    handoff_id: str | None
+    trace_id: str
+    span_id: str
+    start: IsoTime
+    end: IsoTime
+    attributes: dict[str, Any] = Field(
+        description="Contract attributes only (semconv names), as stored."
+    )
+
+
+class Outcome(Answer):
+    handoff_id: str | None
+    verifier: str | None
+    result: str
+    receipt_id: str | None
+    at: IsoTime
+
+
+class PathSegment(Answer):
+    agents: list[str]
+    repeat: int
+
+
+class PathSummary(Answer):
+    segments: list[PathSegment]
+    segments_omitted: int = Field(description="Segments past the first 200, not listed.")
+    text: str
+
+
+class RunDetail(RunFacts):
+    """One run, with one page of its handoffs and one of its spans."""
+
+    why: str
+    first_failure: Handoff | None = Field(
+        description="The handoff whose failure decides the run's verdict, on whichever page "
+        "it is; null when no handoff failed."
+    )
+    next_step: str
+    verification_expected: bool
+    unobserved: list[str] = Field(description="Boundaries this source cannot see.")
+    not_observed: str | None
+    source: str | None
+    source_label: str | None
+    final_agent: str | None
+    ended_at: IsoTime
+    path: list[str] = Field(description="Agents that ran, in handoff order (the first 1000).")
+    path_total: int
+    path_summary: PathSummary
+    handoffs_capped: bool
+    handoff_cap: int | None
+    loop_cycle: list[str]
+    loop_repeats: int
+    trace_ids: list[str]
+    conversation_ids: list[str]
+    outcome_result: str | None
+    verifier: str | None
+    outcomes: list[Outcome]
+    waits: list[Approval]
+    notifications: list[Notification]
+    handoffs: list[HandoffDetail]
+    handoffs_total: int
+    handoffs_offset: int
+    handoffs_limit: int
+    spans: list[Span]
+    spans_total: int
+    spans_offset: int
+    spans_limit: int
+
+
+class Edge(Answer):
+    kind: Kind
+    from_agent: str | None
+    to_agent: str | None
+    count: int
+    unhealthy: int
+    unhealthy_share: float
+    undeclared: int
+    verdicts: Counts
+    runs: list[str]
+
+
+class Loop(Answer):
+    run_id: str
+    service: str | None
+    cycle: list[str]
+    repeats: int
+    turns: int | None
+    status: str | None
+    last_seen_at: IsoTime
+
+
+class FalseCompletion(Answer):
+    run_id: str
+    service: str | None
+    final_agent: str | None
+    ended_at: IsoTime
+    last_seen_at: IsoTime
+    outcome_result: Annotated[str, OneOf((sc.OUTCOME_FAIL,))] | None
+    verifier: str | None
+
+
+class Tile(Answer):
+    count: int
+    new_in_window: int
+
+
+class FalseCompleteTile(Answer):
+    count: int
+    previous_window: int
+
+
+class Board(Answer):
+    stuck: Tile
+    looping: Tile
+    approvals_overdue: Tile
+    false_complete: FalseCompleteTile
+
+
+class InFlightRun(Answer):
+    run_id: str
+    service: str | None
+    current_agent: str | None
+    last_handoff_at: IsoTime
+    seconds_since_last_handoff: float | None
+    verdict: AVerdict
+    verdict_label: str
+    stuck: bool
+    loop: bool
+    pending_approvals: int
+
+
+class Minute(Answer):
+    minute: str
+    verdict: AVerdict
+    count: int
+
+
+class Week(Answer):
+    week: str
+    handoffs: int
+    rejections: int
+    rate: float | None
+    partial: bool
+    days: float
+
+
+class ReasonCount(Answer):
+    week: str
+    reason: str
+    count: int
+    rate: float | None
+
+
+class EdgeRejections(Answer):
+    week: str
+    from_agent: str | None
+    to_agent: str | None
+    handoffs: int
+    rejections: int
+    rate: float | None
+
+
+class AgentRejections(Answer):
+    week: str
+    agent: str | None
+    handoffs: int
+    rejections: int
+    rate: float | None
+
+
+class EdgeReasonCount(Answer):
+    week: str
+    from_agent: str | None
+    to_agent: str | None
+    reason: str
+    count: int
+    rate: float | None
+
+
+class Drop(Answer):
+    service: str
+    attribute: str
+    count: int
+
+
+# --- answers, one per endpoint ------------------------------------------------------------------
+
+
+class Services(Answer):
+    services: list[str]
+
+
+class RunsPage(Answer):
+    total: int = Field(description="Every run that matches, beyond `limit`.")
+    runs: list[RunSummary]
+
+
+class Handoffs(Answer):
+    handoffs: list[HandoffListItem]
+
+
+class Edges(Answer):
+    edges: list[Edge]
+
+
+class Loops(Answer):
+    loops: list[Loop]
+
+
+class Approvals(Answer):
+    total: int
+    counts: Counts
+    approvals: list[Approval]
+
+
+class FalseCompletions(Answer):
+    runs: list[FalseCompletion]
+    total: int
+
+
+class Live(Answer):
+    now: str
+    window: int
+    board: Board
+    runs_in_flight_total: int
+    runs_in_flight: list[InFlightRun]
+    wait_counts: Counts
+    verdict_counts: Counts
+    timeline: list[Minute]
+    unhealthy: list[HandoffListItem]
+
+
+class Weekly(Answer):
+    this_week: str
+    last_week: str | None
+    weeks: list[Week]
+    by_reason: list[ReasonCount]
+    by_edge: list[EdgeRejections]
+    by_agent: list[AgentRejections]
+    by_edge_reason: list[EdgeReasonCount]
+
+
+class Drops(Answer):
+    drops: list[Drop]
