@@ -1,0 +1,158 @@
+"""The records of the derived tables (store/records.py) against the DDL and the engine.
+
+The DDL is applied the way the collector applies it — every numbered step of the store
+and of the engine, into a fresh DuckDB file — and each table's columns are compared with
+its record, name, type and order. Rows the engine builds must survive the trip through
+Arrow and DuckDB unchanged (the engine tells changed rows by their hash), and a stored
+handoff row must hold everything its verdict was judged from (the query API rebuilds
+the evidence from it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pyarrow as pa
+import pytest
+from test_engine import (
+    Collector,
+    accept,
+    outcome,
+    request,
+    run_span,
+    wait,
+)
+
+from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine.evidence import handoff_timeline
+from handoffscope.collector.store import records
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.classify import HandoffEvidence
+
+DUCKDB_TYPES = {
+    pa.string(): "VARCHAR",
+    pa.int64(): "BIGINT",
+    pa.int32(): "INTEGER",
+    pa.bool_(): "BOOLEAN",
+    pa.list_(pa.string()): "VARCHAR[]",
+}
+
+
+@pytest.fixture(scope="module")
+def described(tmp_path_factory) -> dict[str, list[tuple[str, str, bool]]]:
+    """(name, type, nullable) of every derived table's columns, from a fresh file."""
+    store = DuckDBStore(tmp_path_factory.mktemp("ddl") / "fresh.duckdb")
+    try:
+        HealthEngine().install(store.con)
+        return {
+            table: [
+                (name, type_, null == "YES")
+                for name, type_, null, *_ in store.con.execute(f"DESCRIBE {table}").fetchall()
+            ]
+            for table in records.RECORDS
+        }
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("table", sorted(records.RECORDS))
+def test_the_ddl_has_exactly_the_records_columns_in_order(described, table: str) -> None:
+    record = records.RECORDS[table]
+    got = [(name, type_) for name, type_, _ in described[table]]
+    want = [("row_seq", "BIGINT")] + [
+        (c.name, DUCKDB_TYPES[c.type]) for c in records.columns(record)
+    ]
+    assert got == want
+    assert records.schema(record).names == [name for name, _ in got]
+    assert [str(f.type) for f in records.schema(record)][1:] == [
+        str(c.type) for c in records.columns(record)
+    ]
+
+
+@pytest.mark.parametrize("table", sorted(records.RECORDS))
+def test_a_not_null_column_is_never_optional_in_its_record(described, table: str) -> None:
+    # The other way round need not hold: columns added by a later ALTER step are nullable
+    # in the DDL (older rows lack them) although the engine always fills them.
+    nullable = {c.name: c.nullable for c in records.columns(records.RECORDS[table])}
+    not_null = [name for name, _, null in described[table] if not null and name != "row_seq"]
+    assert not_null, "the DDL declares NOT NULL columns"
+    assert [n for n in not_null if nullable[n]] == []
+
+
+def test_every_evidence_field_is_a_handoffs_column() -> None:
+    fields = {f.name for f in dataclasses.fields(HandoffEvidence)}
+    assert set(records.EVIDENCE_COLUMNS) == fields - {"requested"}
+    assert set(records.EVIDENCE_COLUMNS) <= set(records.HandoffRecord._fields)
+
+
+def test_a_record_annotated_without_an_arrow_type_is_refused() -> None:
+    from typing import NamedTuple
+
+    class Bad(NamedTuple):
+        name: str
+
+    with pytest.raises(TypeError, match=r"Bad\.name"):
+        records.columns(Bad)
+
+
+def test_run_key_is_stable_forever() -> None:
+    # Persisted beside every run id: a new key for an old id would orphan its rows.
+    assert records.run_key("run-1") == -1789351133534394980
+    assert records.run_key("") == 9098107892288553193
+
+
+def _judged_run(tmp_path):
+    c = Collector(tmp_path / "r.duckdb", grace_seconds=30)
+    c.send(
+        run_span("r1", sc.RUN_STATUS_STARTED),
+        request("r1", "h1", "triage", "billing", turn=1, a={sc.CONTEXT_REQUIRED_KEYS: ["k"]}),
+        accept("r1", "h1", a={sc.CONTEXT_MISSING_KEYS: ["k"]}),
+        request("r1", "h2", "billing", "refunds", turn=2, at=3.0),
+        wait("r1", "h2", at=4.0),
+        request("r1", "h3", "refunds", "ghost", turn=3, at=6.0, declared=False),
+        outcome("r1", sc.OUTCOME_PASS),
+    )
+    return c
+
+
+def test_rows_read_back_are_the_rows_the_engine_built(tmp_path) -> None:
+    c = _judged_run(tmp_path)
+    try:
+        for table, record in records.RECORDS.items():
+            stored = c.store.con.sql(f"SELECT * FROM {table} ORDER BY row_seq").to_arrow_table()
+            rows = records.read(record, stored)
+            assert rows and all(isinstance(r, record) for r in rows)
+            assert all(isinstance(v, tuple) for r in rows for v in r if isinstance(v, list | tuple))
+            again = records.table(record, stored.column("row_seq").to_pylist(), rows)
+            assert again.schema == records.schema(record)
+            assert again.to_pylist() == stored.to_pylist()
+        # The engine hashed the rows it built; a restart reloads the run, re-judges it and
+        # compares the hashes of the rows read back: equal, so nothing is rewritten.
+        c.restart()
+        assert c.engine.stats["runs_reloaded"] == 1
+        assert c.engine.stats["handoff_rows_written"] == 0
+        assert c.engine.stats["run_rows_written"] == 0
+    finally:
+        c.store.close()
+
+
+def test_a_stored_handoff_row_holds_what_its_verdict_was_judged_from(tmp_path) -> None:
+    c = _judged_run(tmp_path)
+    try:
+        cur = c.store.con.execute("SELECT * FROM handoffs ORDER BY seq")
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    finally:
+        c.store.close()
+    verdicts = []
+    for row in rows:
+        ev = records.handoff_evidence(row)
+        assert ev.requested is (row["to_agent"] is not None)
+        assert isinstance(ev.required_keys, tuple) and isinstance(ev.missing_keys, tuple)
+        tl = handoff_timeline(ev, 30)
+        assert tuple(tl) == tuple(row[f] for f in tl._fields)
+        verdicts.append(row["verdict"])
+    # Three shapes, not one judged three times: missing context, an open wait, a route
+    # that is not declared.
+    assert verdicts == [sc.CONTEXT_INCOMPLETE, sc.WAITING_ON_APPROVAL, sc.ROUTE_REJECTED]
