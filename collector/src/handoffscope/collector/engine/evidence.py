@@ -55,7 +55,7 @@ from handoffscope.instrumentation.classify import (
     worst,
 )
 
-from ..store.records import column_name, handoff_evidence, run_key
+from ..store.records import column_name, evidence_from, evidence_picker, run_key
 
 FIRST, LAST, ALL, ANY, UNION, MIN, MAX, STATUS = range(8)
 SPAN_WAIT, SPAN_ACCEPT = sc.SPAN_WAIT, sc.SPAN_ACCEPT
@@ -291,23 +291,42 @@ class HandoffState:
         if fallback is not None:
             fb = fallback.vals
             w = [x if x is not None or j not in _WAIT_SLOTS else fb[j] for j, x in enumerate(w)]
-        # The same function that rebuilds a stored row's evidence (store/records.py), fed
-        # the merged facts by field name: the slots are named as the handoffs columns.
-        facts = dict(zip(FIELDS, v, strict=True))
-        if w is not v:
-            for name, j in _WAIT_NAMED:
-                facts[name] = w[j]
-        facts.update(_JUDGED_IN_CONTEXT)
-        facts["run_id"] = run_id
-        facts["handoff_id"] = self.handoff_id or ""
-        facts["first_seen_ns"] = self.first_seen_ns
-        facts["outcome_result"] = outcome_summary(self.outcomes)[0]
-        facts["wait_seen"] = (wait or self).wait_first_ns is not None
-        return handoff_evidence(facts)
+        # The same builder that rebuilds a stored row's evidence (store/records.py), fed
+        # the merged facts picked by name: the slots are named as the handoffs columns.
+        # A wait's facts are the slots after the handoff's own (see _WAIT_FROM).
+        facts = v if w is v else [*v[:_WAIT_FROM], *w[_WAIT_FROM:]]
+        return evidence_from(
+            _PICK_EVIDENCE(
+                (
+                    *facts,
+                    run_id,
+                    self.handoff_id or "",
+                    self.first_seen_ns,
+                    outcome_summary(self.outcomes)[0],
+                    (wait or self).wait_first_ns is not None,
+                    *_JUDGED_IN_CONTEXT,
+                )
+            )
+        )
 
 
-_JUDGED_IN_CONTEXT = {"loop": False, "run_stopped": False, "run_status": None, "claims_done": False}
-"""Evidence the run decides (`_judge` sets it from the run's context after merging)."""
+_JUDGED_IN_CONTEXT = (False, False, None, False)
+"""loop, run_stopped, run_status, claims_done: the run decides them (`_judge` sets them
+from the run's context)."""
+_PICK_EVIDENCE = evidence_picker(
+    (
+        *FIELDS,
+        "run_id",
+        "handoff_id",
+        "first_seen_ns",
+        "outcome_result",
+        "wait_seen",
+        "loop",
+        "run_stopped",
+        "run_status",
+        "claims_done",
+    )
+)
 
 _FROM, _TO, _CONTROL_AFTER, _STARTED = (
     F["from_agent"],
@@ -324,7 +343,8 @@ _TURN, _FP, _SV, _CLAIMS, _KIND = (
 )
 _WAIT_DECISION = F["wait_decision"]
 _WAIT_SLOTS = frozenset(F[f] for f, _ in WAIT_ATTRIBUTES.values())
-_WAIT_NAMED = tuple((f, F[f]) for f, _ in WAIT_ATTRIBUTES.values())
+_WAIT_FROM = len(HANDOFF_ATTRIBUTES)
+"""FIELDS lists the handoff's own facts, then a wait's: the wait slots are the tail."""
 
 
 class RunState:

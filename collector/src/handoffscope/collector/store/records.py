@@ -24,9 +24,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import operator
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, NamedTuple, TypeVar
 
 import pyarrow as pa
@@ -239,19 +240,39 @@ def read(record: type[R], stored: pa.Table) -> list[R]:
 
 # --- a stored handoff's evidence ------------------------------------------------------------
 
-EVIDENCE_COLUMNS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(HandoffEvidence) if f.name != "requested"
-)
+_EVIDENCE_FIELDS = tuple(f.name for f in dataclasses.fields(HandoffEvidence))
+EVIDENCE_COLUMNS: tuple[str, ...] = tuple(n for n in _EVIDENCE_FIELDS if n != "requested")
 """Every `HandoffEvidence` field but `requested` (which follows from `to_agent`) is a
 `handoffs` column of the same name: the row stores everything it was judged from."""
+_REQUESTED = _EVIDENCE_FIELDS.index("requested")
+_TO_AGENT = EVIDENCE_COLUMNS.index("to_agent")
+_FROM_ROW = operator.itemgetter(*EVIDENCE_COLUMNS)
 
 
 def handoff_evidence(row: Mapping[str, Any]) -> HandoffEvidence:
-    """The evidence a handoff was judged from, out of a mapping with (at least) the
-    `EVIDENCE_COLUMNS`: a stored `handoffs` row, or the engine's merged facts."""
-    ev = HandoffEvidence(**{name: row[name] for name in EVIDENCE_COLUMNS})
+    """The evidence a stored `handoffs` row (a mapping by column name) was judged from."""
+    return evidence_from(_FROM_ROW(row))
+
+
+def evidence_picker(names: Sequence[str]) -> Callable[[Sequence[Any]], tuple]:
+    """Picks the `EVIDENCE_COLUMNS`, in order, out of a sequence whose items are `names`
+    (for `evidence_from`; a name missing from `names` is a ValueError here, at import)."""
+    return operator.itemgetter(*(list(names).index(n) for n in EVIDENCE_COLUMNS))
+
+
+def evidence_from(values: Sequence[Any]) -> HandoffEvidence:
+    """`HandoffEvidence` of the values of `EVIDENCE_COLUMNS`, in that order: what a stored
+    row (`handoff_evidence`) and the engine's merged facts (`evidence_picker`) both
+    become. Positional, because the engine builds one per judged handoff (by keyword it
+    cost twice as much)."""
+    # mypy cannot count a starred sequence; EVIDENCE_COLUMNS is the dataclass's field order
+    # without `requested`, inserted here (test_records checks the fields one by one).
+    ev = HandoffEvidence(
+        *values[:_REQUESTED],
+        values[_TO_AGENT] is not None,
+        *values[_REQUESTED:],  # type: ignore[call-arg]
+    )
     ev.kind = ev.kind or sc.KIND_HANDOFF
-    ev.requested = ev.to_agent is not None
     ev.required_keys = tuple(ev.required_keys or ())
     ev.missing_keys = tuple(ev.missing_keys or ())
     return ev
