@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import operator
 import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
@@ -58,6 +59,7 @@ from ..store import records, statements
 from ..store.duckdb_store import ENGINE_DDL_DIR, apply_steps, read_steps
 from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
 from .evidence import (
+    WAIT_ATTRIBUTES,
     F,
     HandoffState,
     RunState,
@@ -734,12 +736,7 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> Hando
             ev.claims_done,
             ev.outcome_result,
             ev.wait_seen,
-            ev.wait_owner,
-            ev.wait_reason,
-            ev.wait_deadline_ns,
-            ev.wait_resume_token_id,
-            ev.wait_state_persisted,
-            ev.wait_decision,
+            *_WAIT_FACTS(ev),
             *tl,
             tl.unhealthy_from_ns,
             ev.kind,
@@ -773,6 +770,11 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> Hando
         "unobserved",
     )
 )
+
+
+_WAIT_FACTS = operator.attrgetter(*(field for field, _ in WAIT_ATTRIBUTES.values()))
+"""owner, reason, deadline, resume token, persisted, decision: in this order in both
+`handoffs` (wait_owner, ...) and `waits` (owner, ...)."""
 
 
 def _run_row(run: RunState, service: str | None, view: RunView) -> RunRecord:
@@ -824,12 +826,7 @@ def _wait_row(run: RunState, service: str | None, h: HandoffState, ev, tl) -> Wa
             service,
             ev.from_agent,
             ev.to_agent,
-            ev.wait_owner,
-            ev.wait_reason,
-            ev.wait_deadline_ns,
-            ev.wait_resume_token_id,
-            ev.wait_state_persisted,
-            ev.wait_decision,
+            *_WAIT_FACTS(ev),
             h.wait_first_ns,
             tuple(wait_missing(ev)),
             tl.verdict,
