@@ -41,3 +41,4 @@ def test_rows_dicts_arrow_and_registered_tables() -> None:
     assert statements.rows(con, "get_meta", {"key": "k"}) == [("v",)]
     assert [list(d.values()) for d in statements.dicts(con, "get_meta", {"key": "k"})] == [["v"]]
     assert statements.arrow(con, "get_meta", {"key": "k"}).num_rows == 1
+    assert list(statements.numpy(con, "get_meta", {"key": "k"})["value"]) == ["v"]

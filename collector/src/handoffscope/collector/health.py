@@ -46,11 +46,10 @@ from typing import Any
 
 from handoffscope.instrumentation import semconv as sc
 
-from .store.duckdb_store import SQL_DIR, load_sql
+from .store import statements
 
 log = logging.getLogger(__name__)
 
-QUERY_SQL = SQL_DIR / "query"
 NS = 1_000_000_000
 WINDOW_S = 24 * 3600
 """The window of the trend figures health_runs.sql also computes (unused here)."""
@@ -164,9 +163,6 @@ class HealthMetrics:
 
     # --- reading ---------------------------------------------------------------------
 
-    def _read(self, cur: Any, name: str, params: dict[str, Any]) -> list[tuple]:
-        return cur.execute(load_sql(name, QUERY_SQL), params).fetchall()
-
     def _service(self, service: str | None) -> str:
         s = _name(service)
         return s if s in self._services else OTHER
@@ -174,9 +170,9 @@ class HealthMetrics:
     def compute(self, now: int) -> list[str]:
         cur = self.store.cursor()
         try:
-            runs = self._read(
+            runs = statements.rows(
                 cur,
-                "health_runs",
+                "query/health_runs",
                 {
                     "since": now - WINDOW_S * NS,
                     "stuck_before": now - self.grace_ns,
@@ -185,9 +181,9 @@ class HealthMetrics:
                     "service": None,
                 },
             )
-            waits = self._read(cur, "health_waits", {"now": now, "since": now})
-            handoffs = self._read(cur, "health_handoffs", {})
-            rejections = self._read(cur, "health_rejections", {})
+            waits = statements.rows(cur, "query/health_waits", {"now": now, "since": now})
+            handoffs = statements.rows(cur, "query/health_handoffs")
+            rejections = statements.rows(cur, "query/health_rejections")
         finally:
             cur.close()
 

@@ -5,7 +5,8 @@ inserted `new_spans` (already de-duplicated), so the derived rows commit atomica
 with the spans they come from: a 200 to an exporter means the verdicts are stored too.
 
 What it keeps (DDL in `store/sql/engine/ddl/`, applied as numbered steps under the
-`engine_version` stamp of the `meta` table):
+`engine_version` stamp of the `meta` table; the rows of the first three are the records
+of `store/records.py`, and every statement is asked of `store/statements.py` by name):
 
 - `handoffs`: one row per (run, handoff id): merged evidence, loop and completion flags,
   and a verdict *timeline* (see `evidence.py`), so the query API judges time-based
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import operator
 import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
@@ -53,8 +55,11 @@ import pyarrow as pa
 
 from handoffscope.instrumentation import semconv as sc
 
-from ..store.duckdb_store import SQL_DIR, apply_steps, load_sql, read_steps
+from ..store import records, statements
+from ..store.duckdb_store import ENGINE_DDL_DIR, apply_steps, read_steps
+from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
 from .evidence import (
+    WAIT_ATTRIBUTES,
     F,
     HandoffState,
     RunState,
@@ -63,130 +68,18 @@ from .evidence import (
     VerificationPolicy,
     evaluate_run,
     merge_spans,
-    run_key,
     wait_missing,
 )
 
 log = logging.getLogger(__name__)
 
-ENGINE_SQL = SQL_DIR / "engine"
-ENGINE_DDL = ENGINE_SQL / "ddl"
 ENGINE_VERSION_KEY = "engine_version"
 NS_PER_DAY = 86_400 * 10**9
 APPLY_SLICE = 8192
 """Spans merged and written per step of `apply`."""
 
-STR, I64, I32, BOOL = pa.string(), pa.int64(), pa.int32(), pa.bool_()
+STR, I64, BOOL = pa.string(), pa.int64(), pa.bool_()
 STRS = pa.list_(pa.string())
-
-HANDOFF_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
-    ("run_id", STR),
-    ("run_key", I64),
-    ("handoff_id", STR),
-    ("service", STR),
-    ("seq", I32),
-    ("from_agent", STR),
-    ("to_agent", STR),
-    ("turn", I64),
-    ("first_seen_ns", I64),
-    ("last_seen_ns", I64),
-    ("fingerprint", STR),
-    ("state_version", I64),
-    ("history_items_forwarded", I64),
-    ("history_items_total", I64),
-    ("route_declared", BOOL),
-    ("route_goto", STR),
-    ("control_before", STR),
-    ("control_after", STR),
-    ("tool_call_id", STR),
-    ("tool_call_closed", BOOL),
-    ("required_keys", STRS),
-    ("missing_keys", STRS),
-    ("destination_started", BOOL),
-    ("rejection_reason", STR),
-    ("rejection_fields", STRS),
-    ("reason", STR),
-    ("contract_version", STR),
-    ("loop", BOOL),
-    ("run_stopped", BOOL),
-    ("claims_done", BOOL),
-    ("outcome_result", STR),
-    ("wait_seen", BOOL),
-    ("wait_owner", STR),
-    ("wait_reason", STR),
-    ("wait_deadline_ns", I64),
-    ("wait_resume_token_id", STR),
-    ("wait_state_persisted", BOOL),
-    ("wait_decision", STR),
-    ("verdict", STR),
-    ("flip1_ns", I64),
-    ("flip1_verdict", STR),
-    ("flip2_ns", I64),
-    ("flip2_verdict", STR),
-    ("unhealthy_from_ns", I64),
-    ("kind", STR),
-    ("unobserved", STRS),
-    ("run_status", STR),
-)
-"""Columns of `handoffs` after row_seq, in the order `_handoff_row` builds them."""
-
-RUN_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
-    ("run_id", STR),
-    ("run_key", I64),
-    ("service", STR),
-    ("first_seen_ns", I64),
-    ("last_seen_ns", I64),
-    ("min_received_ns", I64),
-    ("max_received_ns", I64),
-    ("started_ns", I64),
-    ("ended_ns", I64),
-    ("last_handoff_ns", I64),
-    ("status", STR),
-    ("final_agent", STR),
-    ("turns", I64),
-    ("current_agent", STR),
-    ("handoff_count", I32),
-    ("path", STRS),
-    ("loop", BOOL),
-    ("loop_cycle", STRS),
-    ("loop_repeats", I32),
-    ("false_complete", BOOL),
-    ("failed", BOOL),
-    ("outcome_result", STR),
-    ("verifier", STR),
-    ("pending_approvals", I32),
-    ("verdict", STR),
-    ("flip1_ns", I64),
-    ("flip1_verdict", STR),
-    ("flip2_ns", I64),
-    ("flip2_verdict", STR),
-    ("delegation_count", I32),
-    ("unverified", BOOL),
-    ("verification_expected", BOOL),
-    ("unobserved", STRS),
-    ("handoffs_capped", BOOL),
-    ("source", STR),
-)
-
-WAIT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
-    ("run_id", STR),
-    ("run_key", I64),
-    ("handoff_id", STR),
-    ("service", STR),
-    ("from_agent", STR),
-    ("to_agent", STR),
-    ("owner", STR),
-    ("reason", STR),
-    ("deadline_ns", I64),
-    ("resume_token_id", STR),
-    ("state_persisted", BOOL),
-    ("decision", STR),
-    ("checkpointed_ns", I64),
-    ("missing", STRS),
-    ("verdict", STR),
-    ("flip1_ns", I64),
-    ("flip1_verdict", STR),
-)
 
 DAILY_SCHEMA = pa.schema(
     [
@@ -199,73 +92,35 @@ DAILY_SCHEMA = pa.schema(
     ]
 )
 
-_H = {name: i for i, (name, _) in enumerate(HANDOFF_COLUMNS)}
-_R_CAPPED = [name for name, _ in RUN_COLUMNS].index("handoffs_capped")
-_W_TOKEN = [name for name, _ in WAIT_COLUMNS].index("resume_token_id")
-
 ROUTE_REASON = "route"
 """The weekly review's reason for `route_rejected` (contract rejections use their own)."""
 
 
-def _sql(name: str) -> str:
-    return load_sql(name, ENGINE_SQL)
-
-
-def _schema(columns: Sequence[tuple[str, pa.DataType]]) -> pa.Schema:
-    return pa.schema([("row_seq", I64), *columns])
-
-
-def _table(schema: pa.Schema, rows: list[tuple]) -> pa.Table:
-    cols = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
-    return pa.Table.from_arrays(
-        [pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)], schema=schema
-    )
-
-
-def _fetch(con: duckdb.DuckDBPyConnection, name: str, params: object = None) -> pa.Table:
-    # Read to the end: DuckDB 2 keeps a half-read result open on the connection and
-    # refuses other work until it is finished.
-    return con.sql(_sql(name), params=params).to_arrow_table()
-
-
-def _freeze(row: tuple) -> tuple:
-    """A stored row in the shape the engine builds (lists as tuples), to hash and compare."""
-    return tuple(tuple(v) if isinstance(v, list) else v for v in row)
-
-
 def _run_keys(con: duckdb.DuckDBPyConnection) -> np.ndarray:
-    # fetchnumpy, not Arrow's to_numpy: the latter imports pandas (a second of start-up).
-    return con.execute(_sql("all_run_keys")).fetchnumpy()["run_key"]
+    return statements.numpy(con, "engine/all_run_keys")["run_key"]
 
 
-def _rows_of(table: pa.Table, columns: Sequence[tuple[str, pa.DataType]]) -> list[tuple]:
-    """Stored rows as tuples in `columns` order (the shape the engine compares)."""
-    if table.num_rows == 0:
-        return []
-    return list(zip(*(table.column(name).to_pylist() for name, _ in columns), strict=True))
-
-
-def daily_key(row: tuple) -> tuple | None:
+def daily_key(row: HandoffRecord) -> tuple | None:
     """(day, service, from, to, reason) of a handoff row: its weekly-review bucket.
 
     Rejections never depend on time (they precede every time-based rule), so the base
     verdict decides the reason and the bucket never goes stale. Delegations (an agent
     called as a tool) are not handoffs and stay out of the review (None).
     """
-    if row[_H["kind"]] == sc.KIND_DELEGATION:
+    if row.kind == sc.KIND_DELEGATION:
         return None
-    verdict = row[_H["verdict"]]
+    verdict = row.verdict
     if verdict == sc.ROUTE_REJECTED:
         reason = ROUTE_REASON
     elif verdict == sc.CONTRACT_REJECTED:
-        reason = row[_H["rejection_reason"]] or ""
+        reason = row.rejection_reason or ""
     else:
         reason = ""
     return (
-        row[_H["first_seen_ns"]] // NS_PER_DAY,
-        row[_H["service"]] or "",
-        row[_H["from_agent"]] or "",
-        row[_H["to_agent"]] or "",
+        row.first_seen_ns // NS_PER_DAY,
+        row.service or "",
+        row.from_agent or "",
+        row.to_agent or "",
         reason,
     )
 
@@ -288,19 +143,19 @@ NS_PER_HOUR = 3600 * 10**9
 EDGE_RUNS_KEPT = 20
 
 
-def edge_key(row: tuple) -> tuple | None:
+def edge_key(row: HandoffRecord) -> tuple | None:
     """(hour, service, from, to, verdict, undeclared) of a settled handoff row; None while
     its verdict still depends on time (those are read live, see 0007_edge_hourly.sql), and
     for delegations, which the edges query reads live and draws apart."""
-    if row[_H["flip1_ns"]] is not None or row[_H["kind"]] == sc.KIND_DELEGATION:
+    if row.flip1_ns is not None or row.kind == sc.KIND_DELEGATION:
         return None
     return (
-        row[_H["first_seen_ns"]] // NS_PER_HOUR,
-        row[_H["service"]] or "",
-        row[_H["from_agent"]] or "",
-        row[_H["to_agent"]] or "",
-        row[_H["verdict"]],
-        row[_H["route_declared"]] is False,
+        row.first_seen_ns // NS_PER_HOUR,
+        row.service or "",
+        row.from_agent or "",
+        row.to_agent or "",
+        row.verdict,
+        row.route_declared is False,
     )
 
 
@@ -347,11 +202,15 @@ class _Writes:
     """Row changes collected over one batch, flushed with one statement per table."""
 
     def __init__(self) -> None:
-        self.handoffs: list[tuple] = []
+        # New row versions (records) with their row_seqs, and the row_seqs they replace.
+        self.handoffs: list[HandoffRecord] = []
+        self.handoff_seqs: list[int] = []
         self.handoffs_doomed: list[int] = []
-        self.runs: list[tuple] = []
+        self.runs: list[RunRecord] = []
+        self.run_seqs: list[int] = []
         self.runs_doomed: list[int] = []
-        self.waits: list[tuple] = []
+        self.waits: list[WaitRecord] = []
+        self.wait_seqs: list[int] = []
         self.waits_doomed: list[int] = []
         self.daily: Counter[tuple] = Counter()
         self.edges: Counter[tuple] = Counter()
@@ -414,7 +273,9 @@ class HealthEngine:
 
     def install(self, con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
         """Create or upgrade the engine's tables (own numbered steps, own version stamp)."""
-        return apply_steps(con, read_steps(ENGINE_DDL), ENGINE_VERSION_KEY, what="health engine")
+        return apply_steps(
+            con, read_steps(ENGINE_DDL_DIR), ENGINE_VERSION_KEY, what="health engine"
+        )
 
     def load(self, con: duckdb.DuckDBPyConnection, *, now_ns: int | None = None) -> int:
         """Rebuild memory after a restart; return how many runs were reloaded.
@@ -427,10 +288,10 @@ class HealthEngine:
         self.runs.clear()
         self.hot_size = 0
         self._pending = _Writes()
-        h, r, w = con.execute(_sql("max_row_seqs")).fetchall()[0]
+        h, r, w = statements.rows(con, "engine/max_row_seqs")[0]
         self._seq = {"handoffs": int(h), "runs": int(r), "waits": int(w)}
         self.keys.reset(_run_keys(con))
-        services = _fetch(con, "all_services")
+        services = statements.arrow(con, "engine/all_services")
         self.services = set(services.column("service").to_pylist())
         self.policy.first_outcome = {
             svc: t
@@ -442,9 +303,9 @@ class HealthEngine:
             if t is not None
         }
         now = time.time_ns() if now_ns is None else now_ns
-        recent = _fetch(
+        recent = statements.arrow(
             con,
-            "recent_runs",
+            "engine/recent_runs",
             {
                 "since": now - int(self.reload_window_seconds * 1e9),
                 "limit": self.max_hot_handoffs,
@@ -528,12 +389,12 @@ class HealthEngine:
         """Delete derived rows of runs whose last evidence ended before `cutoff_ns`."""
         params = {"cutoff": cutoff_ns}
         for name in ("expire_handoffs", "expire_waits", "expire_runs"):
-            con.execute(_sql(name), params).fetchall()
-        con.execute(_sql("expire_daily"), {"cutoff_day": _day(cutoff_ns)}).fetchall()
+            statements.run(con, f"engine/{name}", params)
+        statements.run(con, "engine/expire_daily", {"cutoff_day": _day(cutoff_ns)})
         for name in ("expire_edges", "expire_edge_runs"):
-            con.execute(_sql(name), {"cutoff_hour": cutoff_ns // NS_PER_HOUR}).fetchall()
+            statements.run(con, f"engine/{name}", {"cutoff_hour": cutoff_ns // NS_PER_HOUR})
         for name in ("expire_edge_daily", "expire_edge_runs_daily"):
-            con.execute(_sql(name), {"cutoff_day": cutoff_ns // NS_PER_DAY}).fetchall()
+            statements.run(con, f"engine/{name}", {"cutoff_day": cutoff_ns // NS_PER_DAY})
         for rid in [r for r, s in self.runs.items() if (s.last_seen_ns or 0) < cutoff_ns]:
             self._drop(rid)
         self.keys.reset(_run_keys(con))
@@ -562,22 +423,19 @@ class HealthEngine:
                 "run_key": pa.array([run_key(r) for r in run_ids], I64),
             }
         )
-        con.register("hs_lookup", lookup)
-        try:
-            stored_runs = _fetch(con, "find_runs")
-        finally:
-            con.unregister("hs_lookup")
+        with statements.registered(con, {"hs_lookup": lookup}):
+            stored_runs = statements.arrow(con, "engine/find_runs")
         if stored_runs.num_rows == 0:
             return
         runs: dict[str, RunState] = {}
-        for row_seq, row in zip(
+        for row_seq, run_row in zip(
             stored_runs.column("row_seq").to_pylist(),
-            _rows_of(stored_runs, RUN_COLUMNS),
+            records.read(RunRecord, stored_runs),
             strict=True,
         ):
-            run = RunState(row[0])
-            run.row_hash, run.row_seq = hash(_freeze(row)), row_seq
-            run.capped = bool(row[_R_CAPPED])
+            run = RunState(run_row.run_id, run_row.run_key)
+            run.row_hash, run.row_seq = hash(run_row), row_seq
+            run.capped = bool(run_row.handoffs_capped)
             runs[run.run_id] = run
         found = pa.table(
             {
@@ -595,17 +453,16 @@ class HealthEngine:
             for v in stored_runs.column(c).to_pylist()
             if v is not None
         ]
-        con.register("hs_reload", found)
-        try:
-            h_table = _fetch(con, "reload_handoffs", seen)
-            w_table = _fetch(con, "reload_waits")
+        with statements.registered(con, {"hs_reload": found}):
+            h_table = statements.arrow(con, "engine/reload_handoffs", seen)
+            w_table = statements.arrow(con, "engine/reload_waits")
             spans = (
-                _fetch(con, "reload_spans", {"lo": min(received), "hi": max(received)})
+                statements.arrow(
+                    con, "engine/reload_spans", {"lo": min(received), "hi": max(received)}
+                )
                 if received
                 else None
             )
-        finally:
-            con.unregister("hs_reload")
         if spans is not None and spans.num_rows:
             # A capped run admits again exactly the handoffs its rows hold (the replay's
             # order need not be the order the evidence first came in).
@@ -629,9 +486,9 @@ class HealthEngine:
                 run.refused_spans = 0  # counted when they first came
         pending = self._pending
         for row_seq, row in zip(
-            h_table.column("row_seq").to_pylist(), _rows_of(h_table, HANDOFF_COLUMNS), strict=True
+            h_table.column("row_seq").to_pylist(), records.read(HandoffRecord, h_table), strict=True
         ):
-            h = runs[row[0]].handoffs.get(row[2])
+            h = runs[row.run_id].handoffs.get(row.handoff_id)
             if h is None:
                 # Its spans are gone (retention cut through a long run): the row has no
                 # evidence left to be re-judged from, so it goes too.
@@ -643,21 +500,16 @@ class HealthEngine:
                 if ek is not None:
                     pending.edges[ek] -= 1
                 continue
-            h.row_hash, h.row_seq = hash(_freeze(row)), row_seq
+            h.row_hash, h.row_seq = hash(row), row_seq
             h.daily_key, h.edge_key = daily_key(row), edge_key(row)
-        w_ids = w_table.column("handoff_id").to_pylist()
-        for row_seq, hid, row in zip(
-            w_table.column("row_seq").to_pylist(),
-            w_ids,
-            _rows_of(w_table, WAIT_COLUMNS),
-            strict=True,
+        for row_seq, wait_row in zip(
+            w_table.column("row_seq").to_pylist(), records.read(WaitRecord, w_table), strict=True
         ):
-            run = runs[row[0]]
-            h = run.waits.get((hid, row[_W_TOKEN]))
+            h = runs[wait_row.run_id].waits.get((wait_row.handoff_id, wait_row.resume_token_id))
             if h is None:
                 pending.waits_doomed.append(row_seq)
                 continue
-            h.wait_hash, h.wait_row_seq = hash(_freeze(row)), row_seq
+            h.wait_hash, h.wait_row_seq = hash(wait_row), row_seq
         for rid, run in runs.items():
             self.runs[rid] = run
             self.hot_size += run.size
@@ -686,7 +538,8 @@ class HealthEngine:
                 if run.row_seq is not None:
                     w.runs_doomed.append(run.row_seq)
                 run.row_hash, run.row_seq = digest, self._next("runs")
-                w.runs.append((run.row_seq, *row))
+                w.runs.append(row)
+                w.run_seqs.append(run.row_seq)
         return w
 
     def _handoff(self, w: _Writes, run: RunState, service, h: HandoffState, seq: int, ev) -> None:
@@ -702,7 +555,8 @@ class HealthEngine:
                 (h.first_seen_ns or 0, run.run_id)
             )
         h.row_hash, h.row_seq = digest, self._next("handoffs")
-        w.handoffs.append((h.row_seq, *row))
+        w.handoffs.append(row)
+        w.handoff_seqs.append(h.row_seq)
         key = daily_key(row)
         if key != h.daily_key:
             if h.daily_key is not None:
@@ -722,25 +576,7 @@ class HealthEngine:
         tl = h.wait_timeline
         row = None
         if tl is not None:
-            row = (
-                run.run_id,
-                run.key,
-                h.handoff_id,
-                service,
-                ev.from_agent,
-                ev.to_agent,
-                ev.wait_owner,
-                ev.wait_reason,
-                ev.wait_deadline_ns,
-                ev.wait_resume_token_id,
-                ev.wait_state_persisted,
-                ev.wait_decision,
-                h.wait_first_ns,
-                tuple(wait_missing(ev)),
-                tl.verdict,
-                tl.flip1_ns,
-                tl.flip1_verdict,
-            )
+            row = _wait_row(run, service, h, ev, tl)
         digest = None if row is None else hash(row)
         if digest == h.wait_hash:
             return
@@ -749,31 +585,32 @@ class HealthEngine:
         h.wait_hash, h.wait_row_seq = digest, None
         if row is not None:
             h.wait_row_seq = self._next("waits")
-            w.waits.append((h.wait_row_seq, *row))
+            w.waits.append(row)
+            w.wait_seqs.append(h.wait_row_seq)
 
     def _next(self, table: str) -> int:
         self._seq[table] += 1
         return self._seq[table]
 
     def _flush(self, con: duckdb.DuckDBPyConnection, w: _Writes) -> None:
-        for table, doomed, rows, columns in (
-            ("handoffs", w.handoffs_doomed, w.handoffs, HANDOFF_COLUMNS),
-            ("runs", w.runs_doomed, w.runs, RUN_COLUMNS),
-            ("waits", w.waits_doomed, w.waits, WAIT_COLUMNS),
-        ):
+        tables: tuple[tuple[str, type, list[int], list[int], Sequence[tuple]], ...] = (
+            ("handoffs", HandoffRecord, w.handoffs_doomed, w.handoff_seqs, w.handoffs),
+            ("runs", RunRecord, w.runs_doomed, w.run_seqs, w.runs),
+            ("waits", WaitRecord, w.waits_doomed, w.wait_seqs, w.waits),
+        )
+        for table, record, doomed, seqs, rows in tables:
             if doomed:
-                _run(
-                    con,
-                    f"delete_{table}",
-                    {"hs_doomed": pa.table({"row_seq": pa.array(doomed, I64)})},
-                    {"lo": min(doomed), "hi": max(doomed)},
-                )
+                with statements.registered(
+                    con, {"hs_doomed": pa.table({"row_seq": pa.array(doomed, I64)})}
+                ):
+                    statements.run(
+                        con, f"engine/delete_{table}", {"lo": min(doomed), "hi": max(doomed)}
+                    )
             if rows:
-                _run(
-                    con,
-                    f"insert_{table}",
-                    {f"hs_{table[:-1]}_rows": _table(_schema(columns), rows)},
-                )
+                with statements.registered(
+                    con, {f"hs_{table[:-1]}_rows": records.table(record, seqs, rows)}
+                ):
+                    statements.run(con, f"engine/insert_{table}")
         delta = [(k, n) for k, n in w.daily.items() if n]
         if delta:
             daily = pa.Table.from_arrays(
@@ -784,7 +621,8 @@ class HealthEngine:
                 ],
                 schema=DAILY_SCHEMA,
             )
-            _run(con, "upsert_daily", {"hs_daily_delta": daily})
+            with statements.registered(con, {"hs_daily_delta": daily}):
+                statements.run(con, "engine/upsert_daily")
         # Hourly buckets, and the same folded by day (hour // 24) for long windows.
         daily_edges: Counter[tuple] = Counter()
         for k, n in w.edges.items():
@@ -795,35 +633,29 @@ class HealthEngine:
         for name, counts in (("upsert_edge_hourly", w.edges), ("upsert_edge_daily", daily_edges)):
             delta = [(k, n) for k, n in counts.items() if n]
             if delta:
-                _run(con, name, {"hs_edge_delta": _edge_table(delta)})
+                with statements.registered(con, {"hs_edge_delta": _edge_table(delta)}):
+                    statements.run(con, f"engine/{name}")
         for name, lists in (
             ("upsert_edge_runs", w.edge_runs),
             ("upsert_edge_runs_daily", daily_runs),
         ):
             if lists:
-                _run(con, name, {"hs_edge_runs": _edge_runs_table(lists)})
+                with statements.registered(con, {"hs_edge_runs": _edge_runs_table(lists)}):
+                    statements.run(con, f"engine/{name}")
         if w.service_outcomes:
             svcs = sorted(w.service_outcomes)
-            _run(
-                con,
-                "upsert_service_outcomes",
+            outcomes = pa.table(
                 {
-                    "hs_service_outcomes": pa.table(
-                        {
-                            "service": pa.array(svcs, STR),
-                            "first_outcome_ns": pa.array(
-                                [w.service_outcomes[x] for x in svcs], I64
-                            ),
-                        }
-                    )
-                },
+                    "service": pa.array(svcs, STR),
+                    "first_outcome_ns": pa.array([w.service_outcomes[x] for x in svcs], I64),
+                }
             )
+            with statements.registered(con, {"hs_service_outcomes": outcomes}):
+                statements.run(con, "engine/upsert_service_outcomes")
         if w.services:
-            _run(
-                con,
-                "insert_services",
-                {"hs_new_services": pa.table({"service": sorted(w.services)})},
-            )
+            new_services = pa.table({"service": sorted(w.services)})
+            with statements.registered(con, {"hs_new_services": new_services}):
+                statements.run(con, "engine/insert_services")
             self.services |= w.services
         self.stats["handoff_rows_written"] += len(w.handoffs)
         self.stats["run_rows_written"] += len(w.runs)
@@ -858,70 +690,59 @@ def _edge_runs_table(lists: dict[tuple, list[tuple[int, str]]]) -> pa.Table:
     )
 
 
-def _run(
-    con: duckdb.DuckDBPyConnection, name: str, tables: dict[str, pa.Table], params=None
-) -> None:
-    for t_name, table in tables.items():
-        con.register(t_name, table)
-    try:
-        con.execute(_sql(name), params).fetchall()
-    finally:
-        for t_name in tables:
-            con.unregister(t_name)
-
-
 def _day(ns: int) -> dt.date:
     return dt.date(1970, 1, 1) + dt.timedelta(days=ns // NS_PER_DAY)
 
 
-def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple:
+def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> HandoffRecord:
+    # Positional, in HandoffRecord's field order, then `_make`: this runs once per changed
+    # handoff, and building a 47-field NamedTuple by keyword cost the judge 5-10 % (bench
+    # /bench_judge_throughput.py). tests/collector/test_records.py ties each position to
+    # its field by name.
     tl = h.timeline
     assert tl is not None
-    v = h.vals  # by index, not h.get(name): this runs once per changed handoff
-    return (
-        run.run_id,
-        run.key,
-        h.handoff_id,
-        service,
-        seq,
-        ev.from_agent,
-        ev.to_agent,
-        v[_F_TURN],
-        h.first_seen_ns,
-        h.last_seen_ns,
-        v[_F_FINGERPRINT],
-        v[_F_STATE_VERSION],
-        v[_F_FORWARDED],
-        v[_F_TOTAL],
-        ev.route_declared,
-        ev.route_goto,
-        ev.control_before,
-        ev.control_after,
-        ev.tool_call_id,
-        ev.tool_call_closed,
-        tuple(ev.required_keys),
-        tuple(ev.missing_keys),
-        ev.destination_started,
-        ev.rejection_reason,
-        tuple(v[_F_REJECTION_FIELDS] or ()),
-        v[_F_REASON],
-        v[_F_CONTRACT_VERSION],
-        ev.loop,
-        ev.run_stopped,
-        ev.claims_done,
-        ev.outcome_result,
-        ev.wait_seen,
-        ev.wait_owner,
-        ev.wait_reason,
-        ev.wait_deadline_ns,
-        ev.wait_resume_token_id,
-        ev.wait_state_persisted,
-        ev.wait_decision,
-        *tl,
-        tl.unhealthy_from_ns,
-        ev.kind,
-        tuple(v[_F_UNOBSERVED] or ()),
-        ev.run_status,
+    v = h.vals  # by index, not h.get(name): the same reason
+    return HandoffRecord._make(
+        (
+            run.run_id,
+            run.key,
+            h.handoff_id,
+            service,
+            seq,
+            ev.from_agent,
+            ev.to_agent,
+            v[_F_TURN],
+            h.first_seen_ns,
+            h.last_seen_ns,
+            v[_F_FINGERPRINT],
+            v[_F_STATE_VERSION],
+            v[_F_FORWARDED],
+            v[_F_TOTAL],
+            ev.route_declared,
+            ev.route_goto,
+            ev.control_before,
+            ev.control_after,
+            ev.tool_call_id,
+            ev.tool_call_closed,
+            tuple(ev.required_keys),
+            tuple(ev.missing_keys),
+            ev.destination_started,
+            ev.rejection_reason,
+            tuple(v[_F_REJECTION_FIELDS] or ()),
+            v[_F_REASON],
+            v[_F_CONTRACT_VERSION],
+            ev.loop,
+            ev.run_stopped,
+            ev.claims_done,
+            ev.outcome_result,
+            ev.wait_seen,
+            *_WAIT_FACTS(ev),
+            *tl,
+            tl.unhealthy_from_ns,
+            ev.kind,
+            tuple(v[_F_UNOBSERVED] or ()),
+            ev.run_status,
+        )
     )
 
 
@@ -951,37 +772,65 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> tuple
 )
 
 
-def _run_row(run: RunState, service: str | None, view: RunView) -> tuple:
-    return (
-        run.run_id,
-        run.key,
-        service,
-        run.first_seen_ns,
-        run.last_seen_ns,
-        run.min_received_ns,
-        run.max_received_ns,
-        view.started_ns,
-        view.ended_ns,
-        view.last_handoff_ns,
-        view.status,
-        view.final_agent,
-        view.turns,
-        view.current_agent,
-        view.handoff_count,
-        tuple(view.path),
-        view.loop,
-        tuple(view.loop_cycle),
-        view.loop_repeats,
-        view.false_complete,
-        view.failed,
-        view.outcome_result,
-        view.verifier,
-        view.pending_approvals,
-        *view.timeline,
-        view.delegation_count,
-        view.unverified,
-        view.verification_expected,
-        tuple(view.unobserved),
-        run.capped,
-        view.source,
+_WAIT_FACTS = operator.attrgetter(*(field for field, _ in WAIT_ATTRIBUTES.values()))
+"""owner, reason, deadline, resume token, persisted, decision: in this order in both
+`handoffs` (wait_owner, ...) and `waits` (owner, ...)."""
+
+
+def _run_row(run: RunState, service: str | None, view: RunView) -> RunRecord:
+    # Positional, in RunRecord's field order (see _handoff_row for why; the same test).
+    return RunRecord._make(
+        (
+            run.run_id,
+            run.key,
+            service,
+            run.first_seen_ns,
+            run.last_seen_ns,
+            run.min_received_ns,
+            run.max_received_ns,
+            view.started_ns,
+            view.ended_ns,
+            view.last_handoff_ns,
+            view.status,
+            view.final_agent,
+            view.turns,
+            view.current_agent,
+            view.handoff_count,
+            tuple(view.path),
+            view.loop,
+            tuple(view.loop_cycle),
+            view.loop_repeats,
+            view.false_complete,
+            view.failed,
+            view.outcome_result,
+            view.verifier,
+            view.pending_approvals,
+            *view.timeline,
+            view.delegation_count,
+            view.unverified,
+            view.verification_expected,
+            tuple(view.unobserved),
+            run.capped,
+            view.source,
+        )
+    )
+
+
+def _wait_row(run: RunState, service: str | None, h: HandoffState, ev, tl) -> WaitRecord:
+    # Positional, in WaitRecord's field order (see _handoff_row for why; the same test).
+    return WaitRecord._make(
+        (
+            run.run_id,
+            run.key,
+            h.handoff_id,
+            service,
+            ev.from_agent,
+            ev.to_agent,
+            *_WAIT_FACTS(ev),
+            h.wait_first_ns,
+            tuple(wait_missing(ev)),
+            tl.verdict,
+            tl.flip1_ns,
+            tl.flip1_verdict,
+        )
     )

@@ -37,7 +37,6 @@ every field that span set, and names from small vocabularies are interned.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -55,6 +54,8 @@ from handoffscope.instrumentation.classify import (
     find_loops,
     worst,
 )
+
+from ..store.records import column_name, evidence_from, evidence_picker, run_key
 
 FIRST, LAST, ALL, ANY, UNION, MIN, MAX, STATUS = range(8)
 SPAN_WAIT, SPAN_ACCEPT = sc.SPAN_WAIT, sc.SPAN_ACCEPT
@@ -138,20 +139,6 @@ F: dict[str, int] = {name: i for i, name in enumerate(FIELDS)}
 TERMINAL_STATUSES = frozenset(sc.RUN_STATUSES) - {sc.RUN_STATUS_STARTED}
 _FAILURES = frozenset(sc.FAILURE_VERDICTS)
 FAILED_STATUSES = frozenset({sc.RUN_STATUS_FAILED, sc.RUN_STATUS_MAX_TURNS})
-
-
-def column(attribute: str) -> str:
-    """Column of the spans table holding `attribute` (the store's naming rule)."""
-    return attribute.replace(".", "_")
-
-
-def run_key(run_id: str) -> int:
-    """A stable signed 64-bit key of a run id, stored beside it so lookups compare integers.
-
-    md5 rather than Python's `hash` (salted per process) or DuckDB's `hash` (free to
-    change between versions): the key is persisted and must mean the same thing forever.
-    """
-    return int.from_bytes(hashlib.md5(run_id.encode()).digest()[8:], "little", signed=True)
 
 
 def _merge(
@@ -304,35 +291,42 @@ class HandoffState:
         if fallback is not None:
             fb = fallback.vals
             w = [x if x is not None or j not in _WAIT_SLOTS else fb[j] for j, x in enumerate(w)]
-        return HandoffEvidence(
-            run_id=run_id,
-            handoff_id=self.handoff_id or "",
-            kind=v[F["kind"]] or sc.KIND_HANDOFF,
-            reason=v[F["reason"]],
-            from_agent=v[_FROM],
-            to_agent=v[_TO],
-            first_seen_ns=self.first_seen_ns,
-            requested=v[_TO] is not None,
-            route_declared=v[F["route_declared"]],
-            route_goto=v[F["route_goto"]],
-            control_before=v[F["control_before"]],
-            control_after=v[_CONTROL_AFTER],
-            tool_call_id=v[F["tool_call_id"]],
-            tool_call_closed=v[F["tool_call_closed"]],
-            required_keys=v[F["required_keys"]] or (),
-            missing_keys=v[F["missing_keys"]] or (),
-            destination_started=v[_STARTED],
-            rejection_reason=v[F["rejection_reason"]],
-            outcome_result=outcome_summary(self.outcomes)[0],
-            wait_seen=(wait or self).wait_first_ns is not None,
-            wait_owner=w[F["wait_owner"]],
-            wait_reason=w[F["wait_reason"]],
-            wait_deadline_ns=w[F["wait_deadline_ns"]],
-            wait_resume_token_id=w[F["wait_resume_token_id"]],
-            wait_state_persisted=w[F["wait_state_persisted"]],
-            wait_decision=w[_WAIT_DECISION],
+        # The same builder that rebuilds a stored row's evidence (store/records.py), fed
+        # the merged facts picked by name: the slots are named as the handoffs columns.
+        # A wait's facts are the slots after the handoff's own (see _WAIT_FROM).
+        facts = v if w is v else [*v[:_WAIT_FROM], *w[_WAIT_FROM:]]
+        return evidence_from(
+            _PICK_EVIDENCE(
+                (
+                    *facts,
+                    run_id,
+                    self.handoff_id or "",
+                    self.first_seen_ns,
+                    outcome_summary(self.outcomes)[0],
+                    (wait or self).wait_first_ns is not None,
+                    *_JUDGED_IN_CONTEXT,
+                )
+            )
         )
 
+
+_JUDGED_IN_CONTEXT = (False, False, None, False)
+"""loop, run_stopped, run_status, claims_done: the run decides them (`_judge` sets them
+from the run's context)."""
+_PICK_EVIDENCE = evidence_picker(
+    (
+        *FIELDS,
+        "run_id",
+        "handoff_id",
+        "first_seen_ns",
+        "outcome_result",
+        "wait_seen",
+        "loop",
+        "run_stopped",
+        "run_status",
+        "claims_done",
+    )
+)
 
 _FROM, _TO, _CONTROL_AFTER, _STARTED = (
     F["from_agent"],
@@ -349,6 +343,8 @@ _TURN, _FP, _SV, _CLAIMS, _KIND = (
 )
 _WAIT_DECISION = F["wait_decision"]
 _WAIT_SLOTS = frozenset(F[f] for f, _ in WAIT_ATTRIBUTES.values())
+_WAIT_FROM = len(HANDOFF_ATTRIBUTES)
+"""FIELDS lists the handoff's own facts, then a wait's: the wait slots are the tail."""
 
 
 class RunState:
@@ -482,7 +478,7 @@ class SpanColumns:
             sc.OUTCOME_VERIFIER,
             sc.GEN_AI_AGENT_NAME,
         ):
-            c = column(attr)
+            c = column_name(attr)
             if c not in names:
                 continue
             arr = table.column(c)
@@ -500,8 +496,8 @@ class SpanColumns:
             attrs[attr] = (rows, values)
         return cls(
             n=table.num_rows,
-            run_id=col(column(sc.RUN_ID)),
-            handoff_id=col(column(sc.HANDOFF_ID)),
+            run_id=col(column_name(sc.RUN_ID)),
+            handoff_id=col(column_name(sc.HANDOFF_ID)),
             name=col("name"),
             service=[v if v is None else sys.intern(v) for v in col("service")],
             start_ns=col("start_ns"),

@@ -31,7 +31,8 @@ from collections import OrderedDict
 
 import duckdb
 
-from ..store.duckdb_store import DuckDBStore, load_sql
+from ..store import statements
+from ..store.duckdb_store import DuckDBStore
 from ..writer import MAX_GROUP_SPANS
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class Judge:
         # Its own connection, made here in the opening thread (DuckDB connections are
         # cheap; one per thread keeps the writer's transaction apart from ours).
         self.con: duckdb.DuckDBPyConnection = store.con.cursor()
-        rows = self.con.execute(load_sql("get_meta"), {"key": MARK_KEY}).fetchall()
+        rows = statements.rows(self.con, "get_meta", {"key": MARK_KEY})
         self.mark = int(rows[0][0]) if rows else 0
         """Every commit up to this one is judged (0: none, or a file from before the judge)."""
         self.committed = max(self.mark, store.max_commit_seq())
@@ -196,12 +197,10 @@ class Judge:
         t0 = time.perf_counter()
         con.begin()
         try:
-            spans = con.sql(
-                load_sql("select_commits"), params={"lo": self.mark, "hi": upto}
-            ).to_arrow_table()
+            spans = statements.arrow(con, "select_commits", {"lo": self.mark, "hi": upto})
             if spans.num_rows:
                 self.engine.apply(con, spans)
-            con.execute(load_sql("set_meta"), {"key": MARK_KEY, "value": str(upto)}).fetchall()
+            statements.run(con, "set_meta", {"key": MARK_KEY, "value": str(upto)})
             con.commit()
         except BaseException:
             con.rollback()

@@ -32,9 +32,8 @@ from urllib.parse import quote
 from handoffscope.instrumentation import semconv as sc
 
 from ..query.api import iso
-from ..store.duckdb_store import SQL_DIR, load_sql
+from ..store import statements
 
-NOTIFY_SQL = SQL_DIR / "notify"
 NS = 1_000_000_000
 WINDOW_S = 24 * 3600
 """Runs are considered while they saw evidence in this window (the /metrics window)."""
@@ -102,12 +101,6 @@ class Event:
         }
 
 
-def _rows(cur: Any, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    cur.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
-
-
 def _wait_event(w: dict[str, Any], now: int, dashboard_url: str) -> Event:
     return Event(
         event=w["event"],
@@ -138,9 +131,9 @@ def find_events(
 ) -> list[Event]:
     """The events true at `now` and not yet recorded in `notifications`, oldest first,
     at most `limit` of waits and `limit` of runs (the rest come back next time)."""
-    waits = _rows(
+    waits = statements.dicts(
         cur,
-        load_sql("notify_waits", NOTIFY_SQL),
+        "notify/notify_waits",
         {
             "now": now,
             "waiting_verdict": sc.WAITING_ON_APPROVAL,
@@ -154,9 +147,9 @@ def find_events(
     )
     events = [_wait_event(w, now, dashboard_url) for w in waits]
     stuck_ns = int(max(grace_seconds * stuck_factor, 0) * NS)
-    runs = _rows(
+    runs = statements.dicts(
         cur,
-        load_sql("notify_runs", NOTIFY_SQL),
+        "notify/notify_runs",
         {
             "now": now,
             "since": now - max(WINDOW_S * NS, 2 * stuck_ns),

@@ -33,14 +33,13 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from ..store.duckdb_store import SQL_DIR, load_sql
+from ..store import statements
 from .delivery import PENDING, Queued, Result, Sender
 from .events import Event, find_events
 from .routing import Routing
 
 log = logging.getLogger(__name__)
 
-NOTIFY_SQL = SQL_DIR / "notify"
 UNROUTED = "unrouted"
 UNROUTED_DESTINATION = ""
 """The row of an event no route matched: remembered, never sent."""
@@ -144,7 +143,7 @@ class Notifier:
     def start(self) -> None:
         cur = self.store.cursor()
         try:
-            rows = cur.execute(load_sql("known_notifications", NOTIFY_SQL)).fetchall()
+            rows = statements.rows(cur, "notify/known_notifications")
         finally:
             cur.close()
         reloaded = 0
@@ -211,7 +210,7 @@ class Notifier:
             self._record(cur, list(fresh.values()), now)
             if time.monotonic() - self._last_expiry >= EXPIRE_EVERY_S and self.retention_days:
                 cutoff = now - int(self.retention_days * 86400 * NS)
-                cur.execute(load_sql("expire_notifications", NOTIFY_SQL), {"cutoff": cutoff})
+                statements.run(cur, "notify/expire_notifications", {"cutoff": cutoff})
                 self._last_expiry = time.monotonic()
         finally:
             cur.close()
@@ -246,11 +245,8 @@ class Notifier:
             # Recorded before queued: a delivery is never attempted without its row, so a
             # restart cannot forget an event it may have sent. If the insert fails, the
             # events stay unhandled and the next poll tries again.
-            cur.register("new_notifications", _table(rows))
-            try:
-                cur.execute(load_sql("insert_notifications", NOTIFY_SQL))
-            finally:
-                cur.unregister("new_notifications")
+            with statements.registered(cur, {"new_notifications": _table(rows)}):
+                statements.run(cur, "notify/insert_notifications")
         for e in events:
             self._handled.add(e.key)
             self._event_of[e.key] = e.event
@@ -280,8 +276,9 @@ class Notifier:
         done = 0
         try:
             for r in results:
-                cur.execute(
-                    load_sql("mark_notifications", NOTIFY_SQL),
+                statements.run(
+                    cur,
+                    "notify/mark_notifications",
                     {
                         "status": r.status,
                         "attempts": r.attempts,

@@ -53,10 +53,10 @@ from starlette.routing import BaseRoute
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import Classification, HandoffEvidence, classify
 
-from ..engine.evidence import run_key
 from ..processor.translate import SOURCES
 from ..store import statements
 from ..store.duckdb_store import ATTRIBUTE_COLUMNS
+from ..store.records import handoff_evidence, run_key
 from . import models as m
 from . import openapi
 from .params import INT64_MAX, INT64_MIN, NS, BadParam
@@ -126,42 +126,6 @@ def _rate(part: int, whole: int) -> float | None:
 # --- handoffs: evidence back from a row, boundaries, JSON ----------------------------------
 
 
-def evidence_of(row: dict[str, Any]) -> HandoffEvidence:
-    """The merged evidence a handoffs row was judged from (the engine stores all of it)."""
-    return HandoffEvidence(
-        run_id=row["run_id"],
-        handoff_id=row["handoff_id"],
-        kind=row["kind"] or sc.KIND_HANDOFF,
-        reason=row["reason"],
-        from_agent=row["from_agent"],
-        to_agent=row["to_agent"],
-        first_seen_ns=row["first_seen_ns"],
-        requested=row["to_agent"] is not None,
-        route_declared=row["route_declared"],
-        route_goto=row["route_goto"],
-        control_before=row["control_before"],
-        control_after=row["control_after"],
-        tool_call_id=row["tool_call_id"],
-        tool_call_closed=row["tool_call_closed"],
-        required_keys=tuple(row["required_keys"] or ()),
-        missing_keys=tuple(row["missing_keys"] or ()),
-        destination_started=row["destination_started"],
-        rejection_reason=row["rejection_reason"],
-        loop=row["loop"],
-        run_stopped=row["run_stopped"],
-        run_status=row["run_status"],
-        claims_done=row["claims_done"],
-        outcome_result=row["outcome_result"],
-        wait_seen=row["wait_seen"],
-        wait_owner=row["wait_owner"],
-        wait_reason=row["wait_reason"],
-        wait_deadline_ns=row["wait_deadline_ns"],
-        wait_resume_token_id=row["wait_resume_token_id"],
-        wait_state_persisted=row["wait_state_persisted"],
-        wait_decision=row["wait_decision"],
-    )
-
-
 PASSED, FAILED, UNKNOWN, NOT_OBSERVED = sc.PASSED, sc.FAILED, sc.UNKNOWN, sc.NOT_OBSERVED
 
 
@@ -210,7 +174,7 @@ def boundaries(
 
 def handoff_fields(row: dict[str, Any], now: int, grace: float) -> tuple[dict[str, Any], Any]:
     """A handoffs row as the fields of `models.Handoff`, and what `boundaries` needs."""
-    ev = evidence_of(row)
+    ev = handoff_evidence(row)
     c = classify(ev, now_ns=now, grace_seconds=grace)
     verdict = row["verdict_now"]
     if c.verdict != verdict:  # cannot happen unless the stored timeline is stale

@@ -27,12 +27,12 @@ A file stamped newer than this code knows is refused rather than guessed at.
 
 Writes are Arrow tables registered on the connection and inserted with one statement
 (≈200–400k rows/s here; `executemany` manages ≈1k rows/s). Every query is a `.sql` file
-in `sql/`, one statement each, parameters bound.
+in `sql/`, one statement each, parameters bound, run through `statements` by name; the
+rows of the derived tables are the records of `records.py`.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Mapping
@@ -45,28 +45,22 @@ import pyarrow.compute as pc
 
 from handoffscope.instrumentation import semconv as sc
 
+from . import statements
+from .records import column_name
+
 log = logging.getLogger(__name__)
 
-SQL_DIR = Path(__file__).parent / "sql"
+SQL_DIR = statements.SQL_DIR
 DDL_DIR = SQL_DIR / "ddl"
+ENGINE_DDL_DIR = SQL_DIR / "engine" / "ddl"
+"""The health engine's own numbered steps (its tables, under `meta.engine_version`)."""
 
 STORE_VERSION_KEY = "store_version"
 CHECKPOINT_THRESHOLD = "64MB"
 SEMCONV_VERSION_KEY = "semconv_version"
 
 
-@functools.cache
-def load_sql(name: str, directory: Path = SQL_DIR) -> str:
-    """The text of `<directory>/<name>.sql`, read once."""
-    return (directory / f"{name}.sql").read_text(encoding="utf-8")
-
-
 # --- the spans table as Arrow sees it ---------------------------------------------------
-
-
-def column_name(attribute: str) -> str:
-    """The `spans` column of a contract attribute: handoff.from_agent -> handoff_from_agent."""
-    return attribute.replace(".", "_")
 
 
 DUCKDB_TYPES = {sc.STR: "VARCHAR", sc.INT: "BIGINT", sc.BOOL: "BOOLEAN", sc.STR_ARRAY: "VARCHAR[]"}
@@ -110,12 +104,6 @@ def build_spans_table(columns: Mapping[str, list]) -> pa.Table:
 def span_keys(table: pa.Table) -> pa.ChunkedArray:
     """One string per row naming the span: trace_id + span_id (both fixed-width hex)."""
     return pc.binary_join_element_wise(table.column("trace_id"), table.column("span_id"), "")
-
-
-def _rows(con: duckdb.DuckDBPyConnection, query: str, params: object = None) -> list[tuple]:
-    # Read every row: DuckDB 2 keeps a partly read result open on the connection and
-    # refuses other work (register, the next transaction) until it is finished.
-    return con.execute(load_sql(query), params).fetchall()
 
 
 # --- schema steps -----------------------------------------------------------------------
@@ -163,8 +151,8 @@ def apply_steps(
     its own transaction together with its version stamp.
     """
     current = 0
-    if _rows(con, "table_exists", {"name": "meta"})[0][0]:
-        rows = _rows(con, "get_meta", {"key": version_key})
+    if statements.rows(con, "table_exists", {"name": "meta"})[0][0]:
+        rows = statements.rows(con, "get_meta", {"key": version_key})
         current = int(rows[0][0]) if rows else 0
     latest = steps[-1].version if steps else 0
     if current > latest:
@@ -177,8 +165,9 @@ def apply_steps(
             continue
         con.begin()
         try:
+            # A step is DDL read from its numbered file, not a named statement.
             con.execute(step.sql)
-            _rows(con, "set_meta", {"key": version_key, "value": str(step.version)})
+            statements.run(con, "set_meta", {"key": version_key, "value": str(step.version)})
             con.commit()
         except Exception:
             con.rollback()
@@ -218,13 +207,13 @@ class DuckDBStore:
             self.version_before, self.store_version = apply_steps(
                 self.con, read_steps(), STORE_VERSION_KEY
             )
-            _rows(
+            statements.run(
                 self.con, "set_meta", {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)}
             )
         except Exception:
             self.con.close()
             raise
-        self._max_start_ns: int | None = _rows(self.con, "max_start_ns")[0][0]
+        self._max_start_ns: int | None = statements.rows(self.con, "max_start_ns")[0][0]
         # Readers derive their connections from this one, created here (in the opening
         # thread) and guarded by a lock, because the writer thread may be mid-statement
         # on `con` whenever a reader asks for a cursor.
@@ -266,11 +255,9 @@ class DuckDBStore:
         if candidates.num_rows:
             cstarts = candidates.column("start_ns")
             bounds = {"lo": pc.min(cstarts).as_py(), "hi": pc.max(cstarts).as_py()}
-            con.register("incoming_keys", candidates.select(["trace_id", "span_id"]))
-            try:
-                stored = _rows(con, "select_stored_keys", bounds)
-            finally:
-                con.unregister("incoming_keys")
+            keys = candidates.select(["trace_id", "span_id"])
+            with statements.registered(con, {"incoming_keys": keys}):
+                stored = statements.rows(con, "select_stored_keys", bounds)
         # Raised before commit: if the transaction fails, the bound is merely loose
         # (more lookups), never too tight.
         self._max_start_ns = max(latest, self._max_start_ns or latest)
@@ -279,11 +266,8 @@ class DuckDBStore:
             stored_keys = pa.array([trace + span for trace, span in stored], pa.string())
             new = incoming.filter(pc.invert(pc.is_in(span_keys(incoming), value_set=stored_keys)))
         if new.num_rows:
-            con.register("new_spans", new)
-            try:
-                _rows(con, "insert_spans", {"commit_seq": commit_seq})
-            finally:
-                con.unregister("new_spans")
+            with statements.registered(con, {"new_spans": new}):
+                statements.run(con, "insert_spans", {"commit_seq": commit_seq})
         return new
 
     def add_drops(self, drops: Mapping[tuple[str, str], int]) -> None:
@@ -298,25 +282,22 @@ class DuckDBStore:
             [pa.array(services), pa.array(attributes), pa.array(counts, pa.int64())],
             schema=DROPS_SCHEMA,
         )
-        self.con.register("new_drops", table)
-        try:
-            _rows(self.con, "upsert_drops")
-        finally:
-            self.con.unregister("new_drops")
+        with statements.registered(self.con, {"new_drops": table}):
+            statements.run(self.con, "upsert_drops")
 
     def delete_expired(self, cutoff_ns: int) -> int:
         """Delete spans that ended before `cutoff_ns`; return how many."""
-        return int(_rows(self.con, "delete_expired_spans", {"cutoff": cutoff_ns})[0][0])
+        return int(statements.rows(self.con, "delete_expired_spans", {"cutoff": cutoff_ns})[0][0])
 
     def max_commit_seq(self) -> int:
         """The newest group commit number in the file (0: none yet)."""
-        return int(_rows(self.con, "max_commit_seq")[0][0])
+        return int(statements.rows(self.con, "max_commit_seq")[0][0])
 
     def count_spans(self) -> int:
-        return int(_rows(self.con, "count_spans")[0][0])
+        return int(statements.rows(self.con, "count_spans")[0][0])
 
     def get_meta(self, key: str) -> str | None:
-        rows = _rows(self.con, "get_meta", {"key": key})
+        rows = statements.rows(self.con, "get_meta", {"key": key})
         return rows[0][0] if rows else None
 
     # lifecycle -----------------------------------------------------------------------
