@@ -111,9 +111,7 @@ class PostgresServer:
             "-t", str(START_TIMEOUT_S), "-o", " ".join(options), "start",
         )  # fmt: skip
         self.started = True
-        self._run(
-            "createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER, DATABASE
-        )
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER, DATABASE)
         return self
 
     def stop(self) -> None:

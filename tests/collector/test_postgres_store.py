@@ -1,0 +1,238 @@
+"""The PostgreSQL store against a REAL PostgreSQL server (tests/support/postgres.py).
+
+What a shared store must guarantee before any collector uses it: schema steps applied
+once however many collectors start at once, every span stored once however many
+writers insert it, retention by the sender's end time with emptied days dropped, and
+drop counts added up.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pytest
+from support.postgres import PostgresServer
+
+from handoffscope.collector.store import statements
+from handoffscope.collector.store.duckdb_store import SPAN_SCHEMA, build_spans_table
+from handoffscope.collector.store.postgres_store import NS_PER_DAY, PostgresStore
+
+psycopg = pytest.importorskip("psycopg")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PostgresServer]:
+    s = PostgresServer(durable=False).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def dsn(server: PostgresServer) -> str:
+    """A fresh database per test, on the module's server."""
+    name = f"t{time.monotonic_ns()}"
+    with psycopg.connect(server.dsn, autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    return server.dsn.rsplit("/", 1)[0] + "/" + name
+
+
+def spans(keys: list[tuple[str, str]], *, start_ns: int, duration_ns: int = 10**9) -> pa.Table:
+    n = len(keys)
+    cols: dict[str, list] = {f.name: [None] * n for f in SPAN_SCHEMA}
+    cols.update(
+        trace_id=[t for t, _ in keys],
+        span_id=[s for _, s in keys],
+        name=["handoff.request"] * n,
+        service=["svc"] * n,
+        start_ns=[start_ns] * n,
+        end_ns=[start_ns + duration_ns] * n,
+        received_ns=[start_ns] * n,
+        handoff_run_id=["run-1"] * n,
+        handoff_context_required_keys=[["order_id", "customer"]] * n,
+        handoff_route_declared=[True] * n,
+        handoff_turn=[3] * n,
+    )
+    return build_spans_table(cols)
+
+
+def key(i: int) -> tuple[str, str]:
+    return (f"{i:032x}", f"{i:016x}")
+
+
+def insert(store: PostgresStore, table: pa.Table, seq: int = 1) -> pa.Table:
+    store.con.begin()
+    try:
+        new = store.insert_new_spans(table, commit_seq=seq)
+        store.con.commit()
+    except Exception:
+        store.con.rollback()
+        raise
+    return new
+
+
+def test_schema_steps_apply_once_when_collectors_start_together(dsn: str) -> None:
+    stores: list[PostgresStore] = []
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            stores.append(PostgresStore(dsn))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(s.version_before for s in stores).count(0) == 1
+    assert {s.store_version for s in stores} == {5}
+    for s in stores:
+        s.close()
+    again = PostgresStore(dsn)
+    assert (again.version_before, again.store_version) == (5, 5)
+    assert again.get_meta("store_version") == "5"
+    again.close()
+
+
+def test_a_span_is_stored_once_and_values_round_trip(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    now = time.time_ns()
+    batch = spans([key(i) for i in range(10)], start_ns=now)
+    assert insert(store, batch).num_rows == 10
+    assert insert(store, batch, seq=2).num_rows == 0  # a retried export
+    half = spans([key(i) for i in range(5, 15)], start_ns=now)
+    new = insert(store, half, seq=3)
+    assert sorted(new.column("span_id").to_pylist()) == [key(i)[1] for i in range(10, 15)]
+    assert store.count_spans() == 15 and store.max_commit_seq() == 3
+    con = store.cursor()
+    row = con.execute(
+        "SELECT handoff_context_required_keys, handoff_route_declared, handoff_turn, commit_seq "
+        "FROM spans WHERE span_id = %s",
+        (key(12)[1],),
+    ).fetchone()
+    con.close()
+    assert row == (["order_id", "customer"], True, 3, 3)
+    store.close()
+
+
+def test_two_writers_inserting_the_same_spans_count_each_once(dsn: str) -> None:
+    a, b = PostgresStore(dsn), PostgresStore(dsn)
+    now = time.time_ns()
+    batches = [spans([key(i) for i in range(j, j + 300)], start_ns=now) for j in (0, 100, 200)]
+    returned: dict[str, list[str]] = {"a": [], "b": []}
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(2)
+
+    def write(name: str, store: PostgresStore) -> None:
+        barrier.wait()
+        try:
+            for seq, batch in enumerate(batches, 1):
+                returned[name] += insert(store, batch, seq).column("span_id").to_pylist()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n, s)) for n, s in (("a", a), ("b", b))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    both = returned["a"] + returned["b"]
+    assert len(both) == len(set(both)) == 500
+    assert a.count_spans() == 500
+    a.close()
+    b.close()
+
+
+def test_a_failed_commit_keeps_nothing_and_the_next_one_works(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    day_after = (time.time_ns() // NS_PER_DAY + 1) * NS_PER_DAY + 5
+    store.con.begin()
+    store.insert_new_spans(spans([key(1)], start_ns=day_after), commit_seq=1)
+    store.con.rollback()
+    assert store.count_spans() == 0
+    assert insert(store, spans([key(1)], start_ns=day_after)).num_rows == 1
+    con = store.cursor()
+    (part,) = con.execute(
+        "SELECT tableoid::regclass::text FROM spans WHERE span_id = %s", (key(1)[1],)
+    ).fetchone()
+    con.close()
+    assert part == f"spans_d{day_after // NS_PER_DAY}"  # its day's partition, not spans_old
+    store.close()
+
+
+def test_retention_deletes_by_end_time_and_drops_emptied_days(dsn: str) -> None:
+    store = PostgresStore(dsn, retention_days=30)
+    now = time.time_ns()
+    old_day = now - 10 * NS_PER_DAY
+    insert(store, spans([key(1), key(2)], start_ns=old_day), 1)
+    # Started on the same old day, still running long after: within retention.
+    insert(store, spans([key(3)], start_ns=old_day + 1, duration_ns=9 * NS_PER_DAY), 2)
+    insert(store, spans([key(4)], start_ns=now - 400 * NS_PER_DAY), 3)  # beyond retention
+    insert(store, spans([key(5)], start_ns=now), 4)
+
+    def partitions() -> set[str]:
+        con = store.cursor()
+        try:
+            return {
+                r[0]
+                for r in con.execute(
+                    "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                    "WHERE i.inhparent = 'spans'::regclass"
+                ).fetchall()
+            }
+        finally:
+            con.close()
+
+    old_part = f"spans_d{old_day // NS_PER_DAY}"
+    assert old_part in partitions() and len(partitions()) == 3  # old day, today, spans_old
+
+    store.con.begin()
+    assert store.delete_expired(now - 5 * NS_PER_DAY) == 3  # keys 1, 2 and the 400-day one
+    store.con.commit()
+    assert old_part in partitions()  # key 3 ended within retention
+    store.con.begin()
+    assert store.delete_expired(now) == 1
+    store.con.commit()
+    assert old_part not in partitions() and store.count_spans() == 1
+    store.close()
+
+
+def test_drop_counts_add_up(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    for _ in range(2):
+        store.con.begin()
+        store.add_drops({("svc", "gen_ai.prompt"): 3, ("svc", "other"): 1})
+        store.con.commit()
+    con = store.cursor()
+    got = dict(
+        ((s, a), c) for s, a, c in con.execute("SELECT service, attribute, count FROM drops")
+    )
+    con.close()
+    assert got == {("svc", "gen_ai.prompt"): 6, ("svc", "other"): 2}
+    store.close()
+
+
+def test_statements_pass_a_literal_percent_through(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    con = store.cursor()
+    statements.run(con, "set_meta", {"key": "k", "value": "100% sure"})
+    assert statements.rows(con, "get_meta", {"key": "k"}) == [("100% sure",)]
+    con.close()
+    store.close()
+
+
+def test_an_unreachable_database_is_a_clear_error(server: PostgresServer) -> None:
+    from handoffscope.collector.store.duckdb_store import StoreError
+
+    bad = f"postgresql://postgres:secret@127.0.0.1:{server.port}/no_such_db"
+    with pytest.raises(StoreError) as info:
+        PostgresStore(bad)
+    assert "no_such_db" in str(info.value) and "secret" not in str(info.value)
