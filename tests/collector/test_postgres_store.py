@@ -236,3 +236,40 @@ def test_an_unreachable_database_is_a_clear_error(server: PostgresServer) -> Non
     with pytest.raises(StoreError) as info:
         PostgresStore(bad)
     assert "no_such_db" in str(info.value) and "secret" not in str(info.value)
+
+
+def test_engine_tables_have_the_duckdb_columns_in_the_same_order(dsn: str, tmp_path) -> None:
+    """The engine inserts its rows by position on PostgreSQL (no INSERT ... BY NAME there):
+    every derived table must list the DuckDB table's columns, types and nullability in
+    the same order."""
+    from handoffscope.collector.engine import ENGINE_VERSION_KEY, HealthEngine
+    from handoffscope.collector.store.duckdb_store import DuckDBStore, read_steps
+    from handoffscope.collector.store.postgres_store import apply_steps
+
+    duck = DuckDBStore(tmp_path / "x.duckdb")
+    HealthEngine().install(duck.con)
+    PostgresStore(dsn).close()
+    con = psycopg.connect(dsn, autocommit=True)
+    pg_dir = statements.DIALECT_DIRS[statements.POSTGRESQL] / "engine" / "ddl"
+    assert apply_steps(con, read_steps(pg_dir), ENGINE_VERSION_KEY)[1] == len(read_steps(pg_dir))
+    same = {"VARCHAR": "text", "BIGINT": "bigint", "INTEGER": "integer", "BOOLEAN": "boolean"}
+    same |= {"DATE": "date", "VARCHAR[]": "text[]"}
+    tables = ["handoffs", "runs", "waits", "handoff_daily", "services"]
+    tables += ["edge_hourly", "edge_runs", "edge_daily", "edge_runs_daily", "spans", "drops"]
+    tables += ["notifications", "meta"]
+    for table in tables:
+        want = [
+            (name, same[kind], null == "YES")
+            for name, kind, null, *_ in duck.con.execute(f"DESCRIBE {table}").fetchall()
+        ]
+        got = con.execute(
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod), NOT a.attnotnull "
+            "FROM pg_attribute a WHERE a.attrelid = %s::regclass AND a.attnum > 0 "
+            "AND NOT a.attisdropped ORDER BY a.attnum",
+            (table,),
+        ).fetchall()
+        if table == "spans":  # inserted BY NAME in DuckDB, where commit_seq is not last
+            got, want = sorted(got), sorted(want)
+        assert got == want, table
+    con.close()
+    duck.close()

@@ -66,3 +66,4 @@ CREATE TABLE spans (
 ) PARTITION BY RANGE (start_ns);
 CREATE TABLE spans_old PARTITION OF spans DEFAULT;
 CREATE INDEX spans_commit_seq ON spans (commit_seq);
+CREATE INDEX spans_run_id ON spans (handoff_run_id);
