@@ -8,6 +8,7 @@ drop counts added up.
 
 from __future__ import annotations
 
+import datetime
 import threading
 import time
 from collections.abc import Iterator
@@ -273,3 +274,132 @@ def test_engine_tables_have_the_duckdb_columns_in_the_same_order(dsn: str, tmp_p
         assert got == want, table
     con.close()
     duck.close()
+
+
+SAMPLE_PARAMS: dict[str, object] = {
+    # Every parameter a statement binds, with a value of the type its caller passes;
+    # None where the caller may pass NULL ("not asked for").
+    **dict.fromkeys(
+        [
+            "attempts",
+            "commit_seq",
+            "cutoff",
+            "cutoff_hour",
+            "d0",
+            "d1",
+            "dh0",
+            "dh1",
+            "full_hi",
+            "full_lo",
+            "h0",
+            "h1",
+            "hi",
+            "limit",
+            "lo",
+            "now",
+            "offset",
+            "oldest_day",
+            "r0",
+            "r1",
+            "run_key",
+            "sent_ns",
+            "since",
+            "spans_since",
+            "stuck_before",
+            "stuck_since",
+            "until",
+        ],
+        1,
+    ),
+    **dict.fromkeys(["agent", "q", "service", "state", "verdict"], None),
+    **dict.fromkeys(
+        [
+            "checkpointed",
+            "destination",
+            "key",
+            "looping",
+            "name",
+            "overdue",
+            "overdue_verdict",
+            "run_id",
+            "sort",
+            "started",
+            "status",
+            "stuck",
+            "uncertain",
+            "uncertain_verdict",
+            "value",
+            "waiting_verdict",
+        ],
+        "x",
+    ),
+    **dict.fromkeys(["events", "failures", "keys", "ranked", "run_ids"], ["x", "y"]),
+    "unhealthy": False,
+    "cutoff_day": 1,
+}
+DATE_PARAMS = {"engine/expire_daily": "cutoff_day", "query/weekly": "start"}
+"""Parameters that are a date (handoff_daily.day) in these statements, a number elsewhere."""
+REGISTERED: dict[str, str | None] = {
+    # The Arrow tables the engine, writer and notifier register, by the table they mirror.
+    "hs_handoff_rows": "LIKE handoffs",
+    "hs_run_rows": "LIKE runs",
+    "hs_wait_rows": "LIKE waits",
+    "new_notifications": "LIKE notifications",
+    "hs_daily_delta": "LIKE handoff_daily",
+    "hs_doomed": "row_seq bigint",
+    "hs_lookup": "run_key bigint, run_id text",
+    "hs_reload": "run_key bigint, run_id text",
+    "hs_edge_delta": "hour bigint, service text, from_agent text, to_agent text, "
+    "verdict text, undeclared boolean, handoffs bigint",
+    "hs_edge_runs": "hour bigint, service text, from_agent text, to_agent text, runs text[]",
+    "hs_new_services": "service text",
+    "hs_service_outcomes": "service text, first_outcome_ns bigint",
+    "new_drops": "service text, attribute text, count bigint",
+    "incoming_days": "day bigint",
+    "new_spans": None,  # the spans columns but commit_seq, which insert_spans.sql stamps
+}
+
+
+def test_every_statement_has_a_postgresql_twin_that_runs(dsn: str) -> None:
+    """Each statement the collector asks for by name parses, binds its parameters and runs
+    on PostgreSQL against the real schema (empty tables; semantics are the store-
+    parametrized suites' business)."""
+    from handoffscope.collector.engine import ENGINE_VERSION_KEY
+    from handoffscope.collector.store.duckdb_store import read_steps
+    from handoffscope.collector.store.postgres_store import apply_steps
+
+    duck_only = {"max_start_ns", "select_stored_keys", "table_exists"}  # see postgres_store
+    root = statements.SQL_DIR
+    pg_root = statements.DIALECT_DIRS[statements.POSTGRESQL]
+    names = {
+        p.relative_to(root).with_suffix("").as_posix()
+        for p in root.rglob("*.sql")
+        if pg_root not in p.parents and "ddl" not in p.parts
+    }
+    pg_names = {
+        p.relative_to(pg_root).with_suffix("").as_posix()
+        for p in pg_root.rglob("*.sql")
+        if "ddl" not in p.parts
+    }
+    assert names - duck_only <= pg_names, sorted(names - duck_only - pg_names)
+
+    PostgresStore(dsn).close()
+    con = psycopg.connect(dsn, autocommit=True)
+    apply_steps(con, read_steps(pg_root / "engine" / "ddl"), ENGINE_VERSION_KEY)
+    for name in sorted(pg_names - {"lock_schema", "unlock_schema"}):
+        sql = statements.text(name, statements.POSTGRESQL)
+        with con.transaction(force_rollback=True):
+            for table, shape in REGISTERED.items():
+                if table in sql and shape is None:
+                    con.execute(f"CREATE TEMP TABLE {table} ON COMMIT DROP AS TABLE spans")
+                    con.execute(f"ALTER TABLE {table} DROP COLUMN commit_seq")
+                elif table in sql:
+                    con.execute(f"CREATE TEMP TABLE {table} ({shape}) ON COMMIT DROP")
+            try:
+                params = dict(SAMPLE_PARAMS)
+                if name in DATE_PARAMS:
+                    params[DATE_PARAMS[name]] = datetime.date(2026, 12, 1)
+                statements.run(con, name, params)  # psycopg reads any rows itself
+            except psycopg.Error as exc:
+                raise AssertionError(f"{name}: {exc}") from exc
+    con.close()

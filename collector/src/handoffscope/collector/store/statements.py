@@ -48,8 +48,10 @@ def text(name: str, dialect: str = DUCKDB) -> str:
         raise KeyError(f"no statement named {name!r} in {root}")
     sql = path.read_text(encoding="utf-8")
     if dialect == POSTGRESQL:
-        # psycopg binds `%(name)s`; a literal % must then be written %%.
-        sql = _PARAM.sub(r"%(\1)s", sql.replace("%", "%%"))
+        # psycopg binds `%(name)s`, and a literal % must then be written %%. Comment lines
+        # go first: psycopg would read a `$name` they mention as a parameter to bind.
+        body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+        sql = _PARAM.sub(r"%(\1)s", body.replace("%", "%%"))
     return sql
 
 
