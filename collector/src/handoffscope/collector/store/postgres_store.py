@@ -197,6 +197,9 @@ class PostgresStore:
             self._days |= {d for d in missing if d >= oldest}
         with statements.registered(raw, {"new_spans": incoming}):
             stored = statements.rows(raw, "insert_spans", {"commit_seq": commit_seq})
+        if stored and commit_seq is not None:
+            work = {"commit_seq": commit_seq, "spans": len(stored), "now": time.time_ns()}
+            statements.run(raw, "add_judge_work", work)
         if len(stored) == incoming.num_rows:
             return incoming
         keys = pa.array([trace + span for trace, span in stored], pa.string())
@@ -204,6 +207,10 @@ class PostgresStore:
             incoming.column("trace_id"), incoming.column("span_id"), ""
         )
         return incoming.filter(pc.is_in(joined, value_set=keys))
+
+    def next_commit_seq(self) -> int:
+        """A number for the group commit being written, unique across collectors."""
+        return int(statements.rows(self._raw, "next_commit_seq")[0][0])
 
     def _oldest_day(self) -> int:
         """Days before this go to spans_old: retention would delete them at once anyway."""
