@@ -449,3 +449,16 @@ def test_the_judge_lease_is_held_by_one_collector_and_passes_on_when_it_dies(dsn
     # PostgreSQL ends the session when it reads the closed socket: soon, not at once.
     eventually(lambda: statements.rows(second, "try_judge_lease", lease) == [(True,)])
     second.close()
+
+
+def test_arrow_answers_are_typed_by_the_result_not_by_its_values(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    con = store.cursor()
+    empty = statements.arrow(con, "query/drops")
+    assert empty.num_rows == 0
+    assert empty.schema.names == ["service", "attribute", "count"]
+    assert empty.schema.types == [pa.string(), pa.string(), pa.int64()]
+    statements.run(con, "set_meta", {"key": "k", "value": "v"})
+    assert statements.arrow(con, "get_meta", {"key": "k"}).to_pylist() == [{"value": "v"}]
+    con.close()
+    store.close()
