@@ -4,7 +4,10 @@ A name is the `.sql` file's path under `sql/` without the suffix: `"query/runs"`
 `"engine/insert_handoffs"`, `"count_spans"`. The engine, the judge, the query API, the
 health metrics and the notifier never hold SQL text; they ask here, on a connection or
 cursor the store gave them (`DuckDBStore.con` for the writer thread, `store.cursor()`
-for everyone else). This is the seam another backend replaces.
+for everyone else). This is the seam another backend replaces: on a PostgreSQL connection (psycopg 3) the
+same name reads `sql/postgresql/<name>.sql`, written with the same `$name` parameters
+(turned into psycopg's `%(name)s` when read), so a caller never says which database it
+is on.
 
 Every helper reads its result to the end: DuckDB 2 keeps a half-read result open on the
 connection and refuses other work (`register`, the next transaction) until it is done.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,48 +28,109 @@ import numpy as np
 import pyarrow as pa
 
 SQL_DIR = Path(__file__).parent / "sql"
+DUCKDB = "duckdb"
+POSTGRESQL = "postgresql"
+DIALECT_DIRS = {DUCKDB: SQL_DIR, POSTGRESQL: SQL_DIR / POSTGRESQL}
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def dialect(con: Any) -> str:
+    """Which database a connection talks to: psycopg's are PostgreSQL, the rest DuckDB."""
+    return POSTGRESQL if type(con).__module__.startswith("psycopg") else DUCKDB
 
 
 @functools.cache
-def text(name: str) -> str:
-    """The text of `sql/<name>.sql`, read once; an unknown name is a KeyError, not a path."""
-    path = (SQL_DIR / f"{name}.sql").resolve()
-    if SQL_DIR.resolve() not in path.parents or not path.is_file():
-        raise KeyError(f"no statement named {name!r} in {SQL_DIR}")
-    return path.read_text(encoding="utf-8")
+def text(name: str, dialect: str = DUCKDB) -> str:
+    """The text of `<dialect dir>/<name>.sql`, read once; an unknown name is a KeyError."""
+    root = DIALECT_DIRS[dialect].resolve()
+    path = (root / f"{name}.sql").resolve()
+    if root not in path.parents or not path.is_file():
+        raise KeyError(f"no statement named {name!r} in {root}")
+    sql = path.read_text(encoding="utf-8")
+    if dialect == POSTGRESQL:
+        # psycopg binds `%(name)s`, and a literal % must then be written %%. Comment lines
+        # go first: psycopg would read a `$name` they mention as a parameter to bind.
+        body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+        sql = _PARAM.sub(r"%(\1)s", body.replace("%", "%%"))
+    return sql
+
+
+def _execute(con: Any, name: str, params: object) -> Any:
+    if dialect(con) == POSTGRESQL:
+        # Always through psycopg's placeholder pass, so the %% written for a literal %
+        # reads as one whatever the parameters.
+        return con.execute(text(name, POSTGRESQL), {} if params is None else params)
+    return con.execute(text(name), params)
 
 
 def run(con: Any, name: str, params: object = None) -> None:
     """Execute a statement for its effect (insert, upsert, delete)."""
-    con.execute(text(name), params).fetchall()
+    cur = _execute(con, name, params)
+    if dialect(con) == DUCKDB:
+        cur.fetchall()
 
 
 def rows(con: Any, name: str, params: object = None) -> list[tuple]:
     """Every row, as tuples."""
-    return con.execute(text(name), params).fetchall()
+    return _execute(con, name, params).fetchall()
 
 
 def dicts(con: Any, name: str, params: object = None) -> list[dict[str, Any]]:
     """Every row, as dicts keyed by the statement's column names."""
-    cur = con.execute(text(name), params)
+    cur = _execute(con, name, params)
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
 def arrow(con: Any, name: str, params: object = None) -> pa.Table:
     """Every row, as one Arrow table."""
+    if dialect(con) == POSTGRESQL:
+        return _pg_arrow(_execute(con, name, params))
     return con.sql(text(name), params=params).to_arrow_table()
 
 
 def numpy(con: Any, name: str, params: object = None) -> dict[str, np.ndarray]:
     """Every row, as one numpy array per column (without the pandas import that Arrow's
     `to_numpy` brings, a second of start-up)."""
+    if dialect(con) == POSTGRESQL:
+        table = _pg_arrow(_execute(con, name, params))
+        return {f.name: np.asarray(table.column(f.name).to_pylist()) for f in table.schema}
     return con.execute(text(name), params).fetchnumpy()
+
+
+_ARROW_OF_PG = {
+    # PostgreSQL type oids (pg_type) -> the Arrow type DuckDB would have given the column.
+    16: pa.bool_(),
+    20: pa.int64(),
+    23: pa.int32(),
+    25: pa.string(),
+    1043: pa.string(),
+    1009: pa.list_(pa.string()),
+    1015: pa.list_(pa.string()),
+    1082: pa.date32(),
+    1700: pa.int64(),  # numeric: what sum() over bigint gives; our sums are integers
+}
+
+
+def _pg_arrow(cur: Any) -> pa.Table:
+    # Typed from the result's description, not guessed from values: an empty result
+    # still has its columns, and a column of NULLs still has its type.
+    rows = cur.fetchall()
+    fields = [pa.field(d.name, _ARROW_OF_PG.get(d.type_code, pa.string())) for d in cur.description]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(fields)
+    return pa.Table.from_arrays(
+        [pa.array(col, type=f.type) for col, f in zip(columns, fields, strict=True)],
+        schema=pa.schema(fields),
+    )
 
 
 @contextlib.contextmanager
 def registered(con: Any, tables: Mapping[str, pa.Table]) -> Iterator[None]:
     """Arrow tables visible to statements under their names, for the `with` block only."""
+    if dialect(con) == POSTGRESQL:
+        with _temp_tables(con, tables):
+            yield
+        return
     done: list[str] = []
     try:
         for name, table in tables.items():
@@ -75,3 +140,40 @@ def registered(con: Any, tables: Mapping[str, pa.Table]) -> Iterator[None]:
     finally:
         for name in done:
             con.unregister(name)
+
+
+_PG_IN_ERROR = 3
+"""psycopg.pq.TransactionStatus.INERROR, without importing psycopg where it is absent."""
+
+PG_TYPES = {
+    pa.string(): "text",
+    pa.int64(): "bigint",
+    pa.int32(): "integer",
+    pa.bool_(): "boolean",
+    pa.date32(): "date",
+    pa.list_(pa.string()): "text[]",
+}
+
+
+@contextlib.contextmanager
+def _temp_tables(con: Any, tables: Mapping[str, pa.Table]) -> Iterator[None]:
+    # PostgreSQL cannot read an Arrow table in place: each becomes a temporary table of
+    # this session, filled with COPY (binary), and dropped when the block ends.
+    done: list[str] = []
+    try:
+        for name, table in tables.items():
+            columns = ", ".join(f'"{f.name}" {PG_TYPES[f.type]}' for f in table.schema)
+            con.execute(f'CREATE TEMP TABLE "{name}" ({columns})')
+            done.append(name)
+            types = [PG_TYPES[f.type] for f in table.schema]
+            with con.cursor().copy(f'COPY "{name}" FROM STDIN (FORMAT BINARY)') as copy:
+                copy.set_types(types)
+                for row in zip(*(c.to_pylist() for c in table.columns), strict=True):
+                    copy.write_row(row)
+        yield
+    finally:
+        # In a failed transaction nothing more can run; the rollback that follows
+        # removes the tables with everything else the transaction did.
+        if con.info.transaction_status != _PG_IN_ERROR:
+            for name in done:
+                con.execute(f'DROP TABLE IF EXISTS pg_temp."{name}"')

@@ -1,0 +1,273 @@
+"""The PostgreSQL store: the same tables and the same contract as the DuckDB file, shared.
+
+`--store postgresql://user@host:5432/db` points a collector here instead of at a DuckDB
+file. Several collectors may share one database: each inserts and acknowledges after its
+own commit, and a span two of them receive (or one receives twice) is stored once,
+because the primary key (trace_id, span_id, start_ns) meets both inserts and the later
+one skips the row (`sql/postgresql/insert_spans.sql`).
+
+The statements are the DuckDB store's names in `sql/postgresql/` (`statements` picks the
+directory by connection), and the schema steps are numbered in
+`sql/postgresql/ddl/_order` exactly as the file's are. `spans` is partitioned by day of
+`start_ns`, the partitions made on demand (`ddl/0005_span_days.sql`), so retention drops
+whole days instead of deleting row by row.
+
+Connections: `con` is the writer's (one transaction per group commit); `cursor()` gives
+a reader a connection of its own in autocommit mode, which sees the last commit of any
+collector (READ COMMITTED). Arrow tables a statement reads are sent with binary COPY into
+temporary tables (`statements.registered`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from handoffscope.instrumentation import semconv as sc
+
+from . import statements
+from .duckdb_store import (
+    DROPS_SCHEMA,
+    SEMCONV_VERSION_KEY,
+    STORE_VERSION_KEY,
+    Step,
+    StoreError,
+    read_steps,
+)
+
+log = logging.getLogger(__name__)
+
+PG_DDL_DIR = statements.DIALECT_DIRS[statements.POSTGRESQL] / "ddl"
+NS_PER_DAY = 86_400 * 10**9
+SCHEMA_LOCK = "handoffscope.schema"
+"""Advisory lock held while schema steps run: two collectors starting at once on a fresh
+database must not both apply step 1."""
+CONNECT_TIMEOUT_S = 10
+APPLICATION_NAME = "handoffscope-collector"
+DAYS_SCHEMA = pa.schema([("day", pa.int64())])
+
+
+def is_postgres(target: str | Path) -> bool:
+    """Whether a `--store` value names a PostgreSQL database rather than a DuckDB file."""
+    return str(target).startswith(("postgresql://", "postgres://"))
+
+
+def _connect(dsn: str, *, autocommit: bool) -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:  # an optional dependency: say how to get it
+        raise StoreError(
+            "a postgresql:// store needs psycopg 3: pip install 'handoffscope-collector[postgresql]'"
+        ) from exc
+    try:
+        return psycopg.connect(
+            dsn,
+            autocommit=autocommit,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            application_name=APPLICATION_NAME,
+        )
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to PostgreSQL ({_redact(dsn)}): {exc}") from exc
+
+
+def _redact(dsn: str) -> str:
+    """The DSN without its password, for messages."""
+    scheme, sep, rest = dsn.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not at:
+        return dsn
+    user = creds.split(":", 1)[0]
+    return f"{scheme}{sep}{user}@{host}"
+
+
+def apply_steps(con: Any, steps: list[Step], version_key: str) -> tuple[int, int]:
+    """Bring the database up to the last of `steps` (as `duckdb_store.apply_steps`).
+
+    `con` is in autocommit mode; each step runs in a transaction of its own with its
+    version stamp, under a session advisory lock so concurrent starts apply it once.
+    """
+    import psycopg
+
+    statements.rows(con, "lock_schema", {"name": SCHEMA_LOCK})
+    try:
+        current = 0
+        if statements.rows(con, "table_exists", {"name": "meta"})[0][0]:
+            found = statements.rows(con, "get_meta", {"key": version_key})
+            current = int(found[0][0]) if found else 0
+        latest = steps[-1].version if steps else 0
+        if current > latest:
+            raise StoreError(
+                f"this database's schema is at version {current}, newer than this "
+                f"handoffscope knows ({latest}); upgrade handoffscope or use another database"
+            )
+        for step in steps:
+            if step.version <= current:
+                continue
+            with con.transaction():
+                con.execute(step.sql)  # no parameters: several statements may run
+                statements.run(con, "set_meta", {"key": version_key, "value": str(step.version)})
+            log.info("postgresql schema step %s applied", step.file)
+        return current, max(current, latest)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot prepare the PostgreSQL schema: {exc}") from exc
+    finally:
+        statements.rows(con, "unlock_schema", {"name": SCHEMA_LOCK})
+
+
+class _WriterConnection:
+    """The writer's connection, with the `begin/commit/rollback` the writer calls.
+
+    psycopg opens a transaction implicitly at the first statement; `begin()` only makes
+    sure none is left open from before.
+    """
+
+    def __init__(self, con: Any, on_rollback: Any) -> None:
+        self.raw = con
+        self._on_rollback = on_rollback
+
+    def begin(self) -> None:
+        if self.raw.info.transaction_status != 0:  # pq.TransactionStatus.IDLE
+            self.rollback()
+
+    def commit(self) -> None:
+        self.raw.commit()
+
+    def rollback(self) -> None:
+        self.raw.rollback()
+        self._on_rollback()
+
+    def execute(self, sql: str, params: object = None) -> Any:
+        return self.raw.execute(sql, params)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class PostgresStore:
+    """A PostgreSQL database several collectors share. Same surface as `DuckDBStore`."""
+
+    def __init__(self, dsn: str, *, retention_days: float = 0.0) -> None:
+        self.path = _redact(dsn)
+        self.dsn = dsn
+        self.retention_days = retention_days
+        setup = _connect(dsn, autocommit=True)
+        try:
+            self.version_before, self.store_version = apply_steps(
+                setup, read_steps(PG_DDL_DIR), STORE_VERSION_KEY
+            )
+            statements.run(
+                setup, "set_meta", {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)}
+            )
+        finally:
+            setup.close()
+        self._raw = _connect(dsn, autocommit=False)
+        self._days: set[int] = set()
+        self.con = _WriterConnection(self._raw, on_rollback=self._days.clear)
+        self._closed = False
+
+    # readers ---------------------------------------------------------------------------
+
+    def cursor(self) -> Any:
+        """A connection of its own for one reader (autocommit); close it when done."""
+        if self._closed:
+            raise StoreError("store is closed")
+        return _connect(self.dsn, autocommit=True)
+
+    # writer (from the writer thread, inside its transaction) -------------------------
+
+    def insert_new_spans(self, incoming: pa.Table, commit_seq: int | None = None) -> pa.Table:
+        """Insert the rows of `incoming` not stored yet; return exactly those rows."""
+        if incoming.num_rows == 0:
+            return incoming
+        raw = self._raw
+        days = set(pc.unique(pc.divide(incoming.column("start_ns"), NS_PER_DAY)).to_pylist())
+        missing = days - self._days
+        if missing:
+            oldest = self._oldest_day()
+            table = pa.table({"day": pa.array(sorted(missing), pa.int64())}, schema=DAYS_SCHEMA)
+            with statements.registered(raw, {"incoming_days": table}):
+                statements.rows(raw, "ensure_span_days", {"oldest_day": oldest})
+            # Forgotten on rollback (_WriterConnection), which undoes the CREATEs too.
+            self._days |= {d for d in missing if d >= oldest}
+        with statements.registered(raw, {"new_spans": incoming}):
+            stored = statements.rows(raw, "insert_spans", {"commit_seq": commit_seq})
+        if stored and commit_seq is not None:
+            work = {"commit_seq": commit_seq, "spans": len(stored), "now": time.time_ns()}
+            statements.run(raw, "add_judge_work", work)
+        if len(stored) == incoming.num_rows:
+            return incoming
+        keys = pa.array([trace + span for trace, span in stored], pa.string())
+        joined = pc.binary_join_element_wise(
+            incoming.column("trace_id"), incoming.column("span_id"), ""
+        )
+        return incoming.filter(pc.is_in(joined, value_set=keys))
+
+    def next_commit_seq(self) -> int:
+        """A number for the group commit being written, unique across collectors."""
+        return int(statements.rows(self._raw, "next_commit_seq")[0][0])
+
+    def _oldest_day(self) -> int:
+        """Days before this go to spans_old: retention would delete them at once anyway."""
+        if not self.retention_days:
+            return -(2**62)
+        return (time.time_ns() - int(self.retention_days * NS_PER_DAY)) // NS_PER_DAY - 1
+
+    def add_drops(self, drops: Mapping[tuple[str, str], int]) -> None:
+        if not drops:
+            return
+        services, attributes, counts = [], [], []
+        for (service, attribute), count in drops.items():
+            services.append(service)
+            attributes.append(attribute)
+            counts.append(count)
+        table = pa.Table.from_arrays(
+            [pa.array(services), pa.array(attributes), pa.array(counts, pa.int64())],
+            schema=DROPS_SCHEMA,
+        )
+        with statements.registered(self._raw, {"new_drops": table}):
+            statements.run(self._raw, "upsert_drops")
+
+    def delete_expired(self, cutoff_ns: int) -> int:
+        """Delete spans that ended before `cutoff_ns`, drop emptied days; return how many."""
+        deleted = int(
+            statements.rows(self._raw, "delete_expired_spans", {"cutoff": cutoff_ns})[0][0]
+        )
+        statements.rows(self._raw, "drop_empty_span_days", {"cutoff": cutoff_ns})
+        self._days.clear()
+        return deleted
+
+    def max_commit_seq(self) -> int:
+        return int(self._read_one("max_commit_seq"))
+
+    def count_spans(self) -> int:
+        return int(self._read_one("count_spans"))
+
+    def get_meta(self, key: str) -> str | None:
+        con = self.cursor()
+        try:
+            found = statements.rows(con, "get_meta", {"key": key})
+        finally:
+            con.close()
+        return found[0][0] if found else None
+
+    def _read_one(self, name: str) -> Any:
+        con = self.cursor()
+        try:
+            return statements.rows(con, name)[0][0]
+        finally:
+            con.close()
+
+    # lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the writer's connection (an open transaction rolls back). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._raw.close()

@@ -1,0 +1,2 @@
+-- Rows stored; read once at start (for /healthz).
+SELECT count(*) FROM spans;

@@ -1,0 +1,2 @@
+-- The group commits just judged leave the list, in the transaction that wrote their verdicts.
+DELETE FROM judge_work WHERE commit_seq = ANY($seqs::bigint[]);

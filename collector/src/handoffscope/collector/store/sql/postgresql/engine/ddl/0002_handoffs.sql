@@ -1,0 +1,57 @@
+-- PostgreSQL engine step 2: handoffs, one row per handoff: its merged evidence and its verdict timeline.
+-- The same columns, in the same order, as the DuckDB table after every engine step
+-- (store/sql/engine/ddl/): the engine's rows are inserted by position.
+-- DuckDB finds rows by row-group min/max; PostgreSQL needs indexes for the same reads.
+CREATE TABLE handoffs (
+    row_seq                 bigint NOT NULL,
+    run_id                  text NOT NULL,
+    run_key                 bigint NOT NULL,
+    handoff_id              text NOT NULL,
+    service                 text,
+    seq                     integer NOT NULL,
+    from_agent              text,
+    to_agent                text,
+    turn                    bigint,
+    first_seen_ns           bigint NOT NULL,
+    last_seen_ns            bigint NOT NULL,
+    fingerprint             text,
+    state_version           bigint,
+    history_items_forwarded bigint,
+    history_items_total     bigint,
+    route_declared          boolean,
+    route_goto              text,
+    control_before          text,
+    control_after           text,
+    tool_call_id            text,
+    tool_call_closed        boolean,
+    required_keys           text[],
+    missing_keys            text[],
+    destination_started     boolean,
+    rejection_reason        text,
+    rejection_fields        text[],
+    reason                  text,
+    contract_version        text,
+    loop                    boolean NOT NULL,
+    run_stopped             boolean NOT NULL,
+    claims_done             boolean NOT NULL,
+    outcome_result          text,
+    wait_seen               boolean NOT NULL,
+    wait_owner              text,
+    wait_reason             text,
+    wait_deadline_ns        bigint,
+    wait_resume_token_id    text,
+    wait_state_persisted    boolean,
+    wait_decision           text,
+    verdict                 text NOT NULL,
+    flip1_ns                bigint,
+    flip1_verdict           text,
+    flip2_ns                bigint,
+    flip2_verdict           text,
+    unhealthy_from_ns       bigint,
+    kind                    text,
+    unobserved              text[],
+    run_status              text
+);
+CREATE UNIQUE INDEX handoffs_row_seq ON handoffs (row_seq);
+CREATE INDEX handoffs_run_key ON handoffs (run_key);
+CREATE INDEX handoffs_first_seen ON handoffs (first_seen_ns);

@@ -1,0 +1,2 @@
+-- Retention: hourly edge run lists before the cutoff hour.
+DELETE FROM edge_runs WHERE hour < $cutoff_hour;

@@ -1,0 +1,2 @@
+-- Retention: hourly edge counts before the cutoff hour.
+DELETE FROM edge_hourly WHERE hour < $cutoff_hour;

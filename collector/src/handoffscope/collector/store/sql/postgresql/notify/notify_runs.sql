@@ -1,0 +1,43 @@
+-- Notifier: the events runs make at $now that are not recorded yet, one row per (run,
+-- event). Runs seen since $since that loop, any status ($looping); runs still in flight
+-- (no terminal run.status, as in live_runs.sql), silent since before $stuck_before and
+-- not waiting on a person ($stuck; pending_approvals > 0 is the wait events' business) —
+-- the filter health_runs.sql counts for /metrics. The anti-join against
+-- `notifications` returns only new events, so a steady poll stays cheap; $limit bounds
+-- one poll's work (the oldest first; the rest are found by the next poll).
+-- PostgreSQL: ARRAY[...] / array_cat for list literals, NOT EXISTS for ANTI JOIN.
+WITH r AS (
+    SELECT
+        run_id, service, current_agent, status, loop, loop_cycle, pending_approvals,
+        coalesce(last_handoff_ns, last_seen_ns) AS last_activity_ns,
+        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict_now
+    FROM runs
+    WHERE last_seen_ns >= $since
+),
+e AS (
+    SELECT
+        *,
+        unnest(
+            array_cat(
+                CASE WHEN loop THEN ARRAY[$looping::text] ELSE '{}'::text[] END,
+                CASE
+                    WHEN (status IS NULL OR status = $started)
+                     AND last_activity_ns < $stuck_before
+                     AND pending_approvals = 0
+                    THEN ARRAY[$stuck::text]
+                    ELSE '{}'::text[]
+                END
+            )
+        ) AS event
+    FROM r
+)
+SELECT e.*
+FROM e
+WHERE NOT EXISTS (
+    SELECT 1 FROM notifications n
+    WHERE n.event = e.event
+      AND n.run_id = e.run_id
+      AND n.handoff_id IS NULL
+)
+ORDER BY e.last_activity_ns, e.run_id, e.event
+LIMIT $limit;

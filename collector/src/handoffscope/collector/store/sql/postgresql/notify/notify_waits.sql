@@ -1,0 +1,40 @@
+-- Notifier: the events open and expired waits make at $now that are not recorded yet.
+-- The waits and verdicts of approvals.sql (what the Approvals page lists), one row per
+-- (wait, event): an undecided wait with every fact tells its owner ($checkpointed), an
+-- overdue one also escalates ($overdue), an uncertain one says so ($uncertain). Which
+-- events a wait makes depends on its evidence only, not on when the notifier looked.
+-- The anti-join against `notifications` keeps a steady poll cheap: only new events
+-- come back to Python, however many waits stay open; $limit bounds one poll's work
+-- (the oldest first; the rest are found by the next poll).
+-- PostgreSQL: ARRAY[...] for list literals, NOT EXISTS for ANTI JOIN.
+WITH w AS (
+    SELECT
+        run_id, handoff_id, service, from_agent, to_agent, owner, reason, deadline_ns,
+        checkpointed_ns, missing, decision,
+        hs_verdict_at(verdict, flip1_ns, flip1_verdict, NULL::BIGINT, NULL::VARCHAR, $now) AS verdict_now
+    FROM waits
+),
+e AS (
+    SELECT
+        *,
+        unnest(
+            CASE
+                WHEN verdict_now = $waiting_verdict AND decision IS NULL THEN ARRAY[$checkpointed::text]
+                WHEN verdict_now = $overdue_verdict AND decision IS NULL THEN ARRAY[$checkpointed::text, $overdue::text]
+                WHEN verdict_now = $overdue_verdict THEN ARRAY[$overdue::text]
+                WHEN verdict_now = $uncertain_verdict THEN ARRAY[$uncertain::text]
+                ELSE '{}'::text[]
+            END
+        ) AS event
+    FROM w
+)
+SELECT e.*
+FROM e
+WHERE NOT EXISTS (
+    SELECT 1 FROM notifications n
+    WHERE n.event = e.event
+      AND n.run_id = e.run_id
+      AND n.handoff_id IS NOT DISTINCT FROM e.handoff_id
+)
+ORDER BY e.checkpointed_ns, e.run_id, e.handoff_id, e.event
+LIMIT $limit;

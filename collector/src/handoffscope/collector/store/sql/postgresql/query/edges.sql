@@ -1,0 +1,73 @@
+-- GET /api/v1/edges: agent -> agent edges of handoffs first seen in [$since, $until),
+-- busiest first, with the unhealthy count (verdicts in $failures judged at $now), the
+-- handoffs on an undeclared route, and the verdict histogram.
+-- Over long windows the handoffs table holds millions of rows, so the settled handoffs
+-- (verdict no longer time-dependent) come from rollups: edge_daily for the whole days
+-- inside the window ($d0..$d1, i.e. hours $dh0..$dh1), edge_hourly for the other whole
+-- hours ($h0..$h1). Read live from `handoffs`: the partial hours at the window's ends
+-- (before $full_lo, from $full_hi), and every handoff whose verdict still depends on
+-- time (flip1_ns set), which the rollups leave out. The parts never overlap, so counts
+-- are exact. '' in the rollups stands for an unknown agent (NULL in handoffs).
+-- Delegations (an agent called as a tool, kind = 'delegation') are not in the rollups: they
+-- are read live and returned as edges of their own kind, so a view can draw them apart.
+-- PostgreSQL: explicit GROUP BY (no GROUP BY ALL), = ANY for list_contains, a jsonb object for the MAP.
+WITH settled AS (
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs
+    FROM edge_daily
+    WHERE day BETWEEN $d0 AND $d1
+      AND ($service::VARCHAR IS NULL OR service = $service)
+    UNION ALL
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs
+    FROM edge_hourly
+    WHERE hour BETWEEN $h0 AND $h1
+      AND hour NOT BETWEEN $dh0 AND $dh1
+      AND ($service::VARCHAR IS NULL OR service = $service)
+),
+settled_sum AS (
+    SELECT
+        kind,
+        nullif(from_agent, '') AS from_agent,
+        nullif(to_agent, '') AS to_agent,
+        verdict,
+        sum(handoffs) AS n,
+        coalesce(sum(handoffs) FILTER (WHERE undeclared), 0) AS u
+    FROM settled
+    GROUP BY 1, 2, 3, 4
+),
+live AS (
+    SELECT
+        coalesce(kind, 'handoff') AS kind,
+        from_agent,
+        to_agent,
+        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict,
+        count(*) AS n,
+        count(*) FILTER (WHERE route_declared = false) AS u
+    FROM handoffs
+    WHERE first_seen_ns >= $since
+      AND first_seen_ns < $until
+      AND (
+          flip1_ns IS NOT NULL
+          OR first_seen_ns < $full_lo
+          OR first_seen_ns >= $full_hi
+          OR kind = 'delegation'
+      )
+      AND ($service::VARCHAR IS NULL OR service = $service)
+    GROUP BY 1, 2, 3, 4
+),
+per_verdict AS (
+    SELECT kind, from_agent, to_agent, verdict, sum(n) AS n, sum(u) AS u
+    FROM (SELECT * FROM settled_sum UNION ALL SELECT * FROM live) AS parts
+    GROUP BY 1, 2, 3, 4
+    HAVING sum(n) <> 0
+)
+SELECT
+    kind,
+    from_agent,
+    to_agent,
+    sum(n)::BIGINT AS count,
+    coalesce(sum(n) FILTER (WHERE verdict = ANY($failures::text[])), 0)::BIGINT AS unhealthy,
+    sum(u)::BIGINT AS undeclared,
+    jsonb_object_agg(verdict, n::BIGINT ORDER BY verdict) AS verdicts
+FROM per_verdict
+GROUP BY 1, 2, 3
+ORDER BY count DESC, kind, from_agent NULLS LAST, to_agent NULLS LAST;

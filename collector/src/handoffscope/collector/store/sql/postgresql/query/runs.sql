@@ -1,0 +1,67 @@
+-- GET /api/v1/runs: runs first seen in [$since, $until) that match the filters, in the
+-- asked order, at most $limit; `total` counts every match (the list's "N of M").
+-- The time filter comes first and is a plain range on first_seen_ns: runs are appended
+-- in update order, so row-group min/max skips the weeks outside the window.
+-- The verdict is judged at $now from the stored timeline (hs_verdict_at), so
+-- destination_not_started / approval_overdue appear the moment they become true.
+-- Every filter is NULL when not asked for:
+--   $q      a run id (or its start), or a trace id or conversation (thread) id that one of
+--           the run's evidence spans carried (spans received since $spans_since);
+--   $agent  an agent on the run's path, holding its work or ending it;
+--   $state  in_flight (no terminal run.status), stuck (in flight, silent since before
+--           $stuck_before and not held by a wait — health_runs.sql's rule), looping
+--           (in flight with its loop fact set).
+-- $sort: newest (first seen, newest first), severity (verdict precedence, $ranked, then
+-- stuck first, then longest silent), silent (longest silent first), last_seen.
+-- PostgreSQL: = ANY / array_position for DuckDB's list functions.
+WITH hits AS (
+    SELECT DISTINCT handoff_run_id AS run_id
+    FROM spans
+    WHERE $q::VARCHAR IS NOT NULL
+      AND received_ns >= $spans_since
+      AND handoff_run_id IS NOT NULL
+      AND (trace_id = lower($q::text) OR gen_ai_conversation_id = $q)
+),
+r AS (
+    SELECT
+        run_id, service, status, started_ns, first_seen_ns, last_seen_ns, current_agent,
+        handoff_count, loop, false_complete, failed, pending_approvals, turns,
+        unverified, delegation_count, min_received_ns, final_agent, source,
+        coalesce(last_handoff_ns, last_seen_ns) AS last_activity_ns,
+        (status IS NULL OR status = $started) AS in_flight,
+        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict
+    FROM runs
+    WHERE first_seen_ns >= $since
+      AND first_seen_ns < $until
+      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND (
+          $agent::VARCHAR IS NULL
+          OR current_agent = $agent
+          OR final_agent = $agent
+          OR $agent = ANY(path)
+      )
+      AND (
+          $q::VARCHAR IS NULL
+          OR starts_with(run_id, $q)
+          OR run_id IN (SELECT run_id FROM hits)
+      )
+),
+f AS (
+    SELECT *, in_flight AND last_activity_ns < $stuck_before AND pending_approvals = 0 AS stuck
+    FROM r
+    WHERE $verdict::VARCHAR IS NULL OR verdict = $verdict
+)
+SELECT *, count(*) OVER () AS total
+FROM f
+WHERE $state::VARCHAR IS NULL
+   OR ($state = 'in_flight' AND in_flight)
+   OR ($state = 'stuck' AND stuck)
+   OR ($state = 'looping' AND in_flight AND loop)
+ORDER BY
+    CASE WHEN $sort = 'severity' THEN array_position($ranked::text[], verdict) END,
+    CASE WHEN $sort = 'severity' THEN NOT stuck END,
+    CASE WHEN $sort IN ('severity', 'silent') THEN last_activity_ns END,
+    CASE WHEN $sort = 'last_seen' THEN -last_seen_ns END,
+    -first_seen_ns,
+    run_id
+LIMIT $limit;

@@ -1,0 +1,3 @@
+-- Stamp one fact in meta, replacing the previous value.
+INSERT INTO meta (key, value) VALUES ($key, $value)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value;
