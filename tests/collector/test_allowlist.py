@@ -11,6 +11,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from support.otlp import export_request, otlp_span
 
+from handoffscope.collector.otlp_values import read_as
 from handoffscope.collector.processor.allowlist import (
     EARLIEST_NS,
     MAX_DROP_KEYS,
@@ -21,7 +22,6 @@ from handoffscope.collector.processor.allowlist import (
     Allowlist,
     compile_check,
 )
-from handoffscope.collector.receiver.decode import read_as
 from handoffscope.instrumentation import semconv as sc
 
 # Values of every kind an attribute can carry, biased toward the contract's edges:

@@ -53,8 +53,8 @@ from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope, KeyVa
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from handoffscope.collector.otlp_values import READERS
 from handoffscope.collector.processor.translate import Translation
-from handoffscope.collector.receiver.decode import READERS
 from handoffscope.collector.receiver.lean_trace import parse_lean
 from handoffscope.collector.store.duckdb_store import ATTRIBUTE_COLUMNS, SPAN_SCHEMA
 from handoffscope.instrumentation import semconv as sc

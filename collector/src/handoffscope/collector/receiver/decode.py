@@ -11,9 +11,7 @@
 - `gzip` (and `deflate`) bodies are inflated with a ceiling, so a small compressed body
   cannot expand past `--max-body-bytes` (a "zip bomb").
 
-Attribute values are read by the type the contract expects (`read_as`), never through
-`MessageToDict` (measured 10x slower): a string attribute reads `string_value` and
-nothing else, so a value of the wrong type simply fails the check and is dropped.
+Attribute values are then read by the type the contract expects, in `otlp_values.py`.
 """
 
 from __future__ import annotations
@@ -26,8 +24,6 @@ import zlib
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-from handoffscope.instrumentation import semconv as sc
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -135,49 +131,3 @@ def parse(body: bytes | bytearray, content_type: str) -> ExportTraceServiceReque
     if content_type == JSON:
         return parse_json(body)
     raise AssertionError(f"unchecked content type {content_type!r}")
-
-
-# --- typed reads ------------------------------------------------------------------------
-
-WRONG_TYPE = object()
-"""Marker for "the value is not of the expected type" (check_value rejects it)."""
-
-
-def _read_str(value) -> object:
-    # An unset string_value reads as "", which check_value refuses anyway (empty
-    # strings are not valid contract values), so no WhichOneof is needed here.
-    return value.string_value
-
-
-def _read_int(value) -> object:
-    number = value.int_value
-    if number == 0 and value.WhichOneof("value") != "int_value":
-        return WRONG_TYPE
-    return number
-
-
-def _read_bool(value) -> object:
-    flag = value.bool_value
-    if not flag and value.WhichOneof("value") != "bool_value":
-        return WRONG_TYPE
-    return flag
-
-
-def _read_str_array(value) -> object:
-    if value.WhichOneof("value") != "array_value":
-        return WRONG_TYPE
-    items = []
-    for item in value.array_value.values:
-        if item.WhichOneof("value") != "string_value":
-            return WRONG_TYPE
-        items.append(item.string_value)
-    return items
-
-
-READERS = {sc.STR: _read_str, sc.INT: _read_int, sc.BOOL: _read_bool, sc.STR_ARRAY: _read_str_array}
-"""semconv type -> function(AnyValue) returning the Python value or WRONG_TYPE."""
-
-
-def read_as(type_: str, value) -> object:
-    """Read an OTLP AnyValue as the contract type `type_` (WRONG_TYPE if it is not)."""
-    return READERS[type_](value)

@@ -27,6 +27,7 @@ from typing import ClassVar
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from handoffscope.collector.otlp_values import read_or_none
 from handoffscope.instrumentation import semconv as sc
 
 OK, ERROR, UNSET = "ok", "error", "unset"
@@ -205,28 +206,16 @@ class ForeignSpan:
         return key in self._values()
 
     def text(self, key: str) -> str | None:
-        v = self._values().get(key)
-        if v is None or v.WhichOneof("value") != "string_value":
-            return None
-        return v.string_value
+        return read_or_none(sc.STR, self._values().get(key))
 
     def integer(self, key: str) -> int | None:
-        v = self._values().get(key)
-        if v is None or v.WhichOneof("value") != "int_value":
-            return None
-        return v.int_value
+        return read_or_none(sc.INT, self._values().get(key))
 
     def flag(self, key: str) -> bool | None:
-        v = self._values().get(key)
-        if v is None or v.WhichOneof("value") != "bool_value":
-            return None
-        return v.bool_value
+        return read_or_none(sc.BOOL, self._values().get(key))
 
     def texts(self, key: str) -> list[str] | None:
-        v = self._values().get(key)
-        if v is None or v.WhichOneof("value") != "array_value":
-            return None
-        return [x.string_value for x in v.array_value.values if x.HasField("string_value")]
+        return read_or_none(sc.STR_ARRAY, self._values().get(key))
 
 
 STRUCTURE_ONLY: tuple[str, ...] = (
