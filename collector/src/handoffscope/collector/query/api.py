@@ -37,6 +37,7 @@ import csv
 import datetime as dt
 import io
 import logging
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -997,11 +998,22 @@ def query_app(
         exception_handlers={**(exception_handlers or {}), RequestValidationError: bad_param},
     )
     app.include_router(api.router())
-    spec = openapi.document(app, auth=api.auth)
-    app.openapi = lambda: spec  # type: ignore[method-assign]
+    # Generating the document takes about half a second (every model's schema): off the
+    # start-up path, in a thread of its own; the first request that needs it waits for it.
+    lock = threading.Lock()
+    made: list[dict[str, Any]] = []
+
+    def spec() -> dict[str, Any]:
+        with lock:
+            if not made:
+                made.append(openapi.document(app, auth=api.auth))
+            return made[0]
+
+    app.openapi = spec  # type: ignore[method-assign]
+    threading.Thread(target=spec, name="handoffscope-openapi", daemon=True).start()
 
     async def docs(request: Request) -> Response:
-        return HTMLResponse(openapi.render_docs(spec))
+        return HTMLResponse(openapi.render_docs(spec()))
 
     app.add_route("/docs", docs, methods=["GET"], include_in_schema=False)
     return app
