@@ -364,10 +364,11 @@ REGISTERED: dict[str, str | None] = {
 }
 
 
-def test_every_statement_has_a_postgresql_twin_that_runs(dsn: str) -> None:
-    """Each statement the collector asks for by name parses, binds its parameters and runs
-    on PostgreSQL against the real schema (empty tables; semantics are the store-
-    parametrized suites' business)."""
+def test_every_statement_runs_on_postgresql(dsn: str) -> None:
+    """Each statement the collector asks for by name — its PostgreSQL twin, or the shared
+    file where there is none — parses, binds its parameters and runs on PostgreSQL
+    against the real schema (empty tables; semantics are the store-parametrized suites'
+    business)."""
     from handoffscope.collector.engine import ENGINE_VERSION_KEY
     from handoffscope.collector.store.duckdb_store import read_steps
     from handoffscope.collector.store.postgres_store import apply_steps
@@ -385,12 +386,22 @@ def test_every_statement_has_a_postgresql_twin_that_runs(dsn: str) -> None:
         for p in pg_root.rglob("*.sql")
         if "ddl" not in p.parts
     }
-    assert names - duck_only <= pg_names, sorted(names - duck_only - pg_names)
+    assert pg_names - names <= {"lock_schema", "unlock_schema", "drop_empty_span_days"} | {
+        "ensure_span_days",
+        "next_commit_seq",
+        "add_judge_work",
+        "judge_work",
+        "select_work_spans",
+        "done_judge_work",
+        "judge_backlog",
+        "try_judge_lease",
+        "release_judge_lease",
+    }, "a PostgreSQL twin without a DuckDB statement of that name"
 
     PostgresStore(dsn).close()
     con = psycopg.connect(dsn, autocommit=True)
     apply_steps(con, read_steps(pg_root / "engine" / "ddl"), ENGINE_VERSION_KEY)
-    for name in sorted(pg_names - {"lock_schema", "unlock_schema"}):
+    for name in sorted((names - duck_only | pg_names) - {"lock_schema", "unlock_schema"}):
         sql = statements.text(name, statements.POSTGRESQL)
         with con.transaction(force_rollback=True):
             for table, shape in REGISTERED.items():

@@ -94,6 +94,19 @@ DROPS_SCHEMA = pa.schema(
 )
 
 
+def drops_table(drops: Mapping[tuple[str, str], int]) -> pa.Table:
+    """A group commit's dropped-attribute counts, {(service, attribute): count}, as rows."""
+    keys = list(drops)
+    return pa.Table.from_arrays(
+        [
+            pa.array([service for service, _ in keys], pa.string()),
+            pa.array([attribute for _, attribute in keys], pa.string()),
+            pa.array([drops[k] for k in keys], pa.int64()),
+        ],
+        schema=DROPS_SCHEMA,
+    )
+
+
 def build_spans_table(columns: Mapping[str, list]) -> pa.Table:
     """One Arrow table from column lists keyed by SPAN_SCHEMA names."""
     return pa.Table.from_arrays(
@@ -271,19 +284,9 @@ class DuckDBStore:
         return new
 
     def add_drops(self, drops: Mapping[tuple[str, str], int]) -> None:
-        if not drops:
-            return
-        services, attributes, counts = [], [], []
-        for (service, attribute), count in drops.items():
-            services.append(service)
-            attributes.append(attribute)
-            counts.append(count)
-        table = pa.Table.from_arrays(
-            [pa.array(services), pa.array(attributes), pa.array(counts, pa.int64())],
-            schema=DROPS_SCHEMA,
-        )
-        with statements.registered(self.con, {"new_drops": table}):
-            statements.run(self.con, "upsert_drops")
+        if drops:
+            with statements.registered(self.con, {"new_drops": drops_table(drops)}):
+                statements.run(self.con, "upsert_drops")
 
     def delete_expired(self, cutoff_ns: int) -> int:
         """Delete spans that ended before `cutoff_ns`; return how many."""

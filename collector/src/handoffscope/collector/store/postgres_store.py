@@ -33,11 +33,11 @@ from handoffscope.instrumentation import semconv as sc
 
 from . import statements
 from .duckdb_store import (
-    DROPS_SCHEMA,
     SEMCONV_VERSION_KEY,
     STORE_VERSION_KEY,
     Step,
     StoreError,
+    drops_table,
     read_steps,
 )
 
@@ -219,19 +219,9 @@ class PostgresStore:
         return (time.time_ns() - int(self.retention_days * NS_PER_DAY)) // NS_PER_DAY - 1
 
     def add_drops(self, drops: Mapping[tuple[str, str], int]) -> None:
-        if not drops:
-            return
-        services, attributes, counts = [], [], []
-        for (service, attribute), count in drops.items():
-            services.append(service)
-            attributes.append(attribute)
-            counts.append(count)
-        table = pa.Table.from_arrays(
-            [pa.array(services), pa.array(attributes), pa.array(counts, pa.int64())],
-            schema=DROPS_SCHEMA,
-        )
-        with statements.registered(self._raw, {"new_drops": table}):
-            statements.run(self._raw, "upsert_drops")
+        if drops:
+            with statements.registered(self._raw, {"new_drops": drops_table(drops)}):
+                statements.run(self._raw, "upsert_drops")
 
     def delete_expired(self, cutoff_ns: int) -> int:
         """Delete spans that ended before `cutoff_ns`, drop emptied days; return how many."""

@@ -5,9 +5,9 @@ A name is the `.sql` file's path under `sql/` without the suffix: `"query/runs"`
 health metrics and the notifier never hold SQL text; they ask here, on a connection or
 cursor the store gave them (`DuckDBStore.con` for the writer thread, `store.cursor()`
 for everyone else). This is the seam another backend replaces: on a PostgreSQL connection (psycopg 3) the
-same name reads `sql/postgresql/<name>.sql`, written with the same `$name` parameters
-(turned into psycopg's `%(name)s` when read), so a caller never says which database it
-is on.
+same name reads `sql/postgresql/<name>.sql` where PostgreSQL needs its own SQL and the
+shared file where it does not, with the same `$name` parameters (turned into psycopg's
+`%(name)s` when read), so a caller never says which database it is on.
 
 Every helper reads its result to the end: DuckDB 2 keeps a half-read result open on the
 connection and refuses other work (`register`, the next transaction) until it is done.
@@ -41,11 +41,24 @@ def dialect(con: Any) -> str:
 
 @functools.cache
 def text(name: str, dialect: str = DUCKDB) -> str:
-    """The text of `<dialect dir>/<name>.sql`, read once; an unknown name is a KeyError."""
-    root = DIALECT_DIRS[dialect].resolve()
-    path = (root / f"{name}.sql").resolve()
-    if root not in path.parents or not path.is_file():
-        raise KeyError(f"no statement named {name!r} in {root}")
+    """The text of statement `name` for `dialect`, read once; an unknown name is a KeyError.
+
+    A PostgreSQL connection reads `sql/postgresql/<name>.sql` where the two databases need
+    different SQL, and the one shared `sql/<name>.sql` where they read it alike (most
+    statements): a statement is written twice only where it must differ."""
+    candidates = [SQL_DIR / f"{name}.sql"]
+    if dialect == POSTGRESQL:
+        candidates.insert(0, DIALECT_DIRS[POSTGRESQL] / f"{name}.sql")
+    pg_root = DIALECT_DIRS[POSTGRESQL].resolve()
+    for candidate in candidates:
+        path = candidate.resolve()
+        inside = SQL_DIR.resolve() in path.parents
+        # A name never reaches into the other database's directory.
+        foreign = dialect == DUCKDB and (path == pg_root or pg_root in path.parents)
+        if inside and not foreign and path.is_file():
+            break
+    else:
+        raise KeyError(f"no statement named {name!r} in {SQL_DIR} for {dialect}")
     sql = path.read_text(encoding="utf-8")
     if dialect == POSTGRESQL:
         # psycopg binds `%(name)s`, and a literal % must then be written %%. Comment lines

@@ -1,2 +1,0 @@
--- Retention: runs whose last evidence is older than $cutoff (after their handoffs/waits).
-DELETE FROM runs WHERE last_seen_ns < $cutoff;
