@@ -245,16 +245,17 @@ def test_engine_tables_have_the_duckdb_columns_in_the_same_order(dsn: str, tmp_p
     """The engine inserts its rows by position on PostgreSQL (no INSERT ... BY NAME there):
     every derived table must list the DuckDB table's columns, types and nullability in
     the same order."""
-    from handoffscope.collector.engine import ENGINE_VERSION_KEY, HealthEngine
+    from handoffscope.collector.engine import HealthEngine
     from handoffscope.collector.store.duckdb_store import DuckDBStore, read_steps
-    from handoffscope.collector.store.postgres_store import apply_steps
 
     duck = DuckDBStore(tmp_path / "x.duckdb")
     HealthEngine().install(duck.con)
-    PostgresStore(dsn).close()
-    con = psycopg.connect(dsn, autocommit=True)
+    pg = PostgresStore(dsn)
     pg_dir = statements.DIALECT_DIRS[statements.POSTGRESQL] / "engine" / "ddl"
-    assert apply_steps(con, read_steps(pg_dir), ENGINE_VERSION_KEY)[1] == len(read_steps(pg_dir))
+    assert HealthEngine().install(pg.con) == (0, len(read_steps(pg_dir)))
+    assert HealthEngine().install(pg.con) == (len(read_steps(pg_dir)),) * 2  # once only
+    pg.close()
+    con = psycopg.connect(dsn, autocommit=True)
     same = {"VARCHAR": "text", "BIGINT": "bigint", "INTEGER": "integer", "BOOLEAN": "boolean"}
     same |= {"DATE": "date", "VARCHAR[]": "text[]"}
     tables = ["handoffs", "runs", "waits", "handoff_daily", "services"]
@@ -369,9 +370,7 @@ def test_every_statement_runs_on_postgresql(dsn: str) -> None:
     file where there is none — parses, binds its parameters and runs on PostgreSQL
     against the real schema (empty tables; semantics are the store-parametrized suites'
     business)."""
-    from handoffscope.collector.engine import ENGINE_VERSION_KEY
-    from handoffscope.collector.store.duckdb_store import read_steps
-    from handoffscope.collector.store.postgres_store import apply_steps
+    from handoffscope.collector.engine import HealthEngine
 
     duck_only = {"max_start_ns", "select_stored_keys", "table_exists"}  # see postgres_store
     root = statements.SQL_DIR
@@ -398,9 +397,10 @@ def test_every_statement_runs_on_postgresql(dsn: str) -> None:
         "release_judge_lease",
     }, "a PostgreSQL twin without a DuckDB statement of that name"
 
-    PostgresStore(dsn).close()
+    pg = PostgresStore(dsn)
+    HealthEngine().install(pg.con)
+    pg.close()
     con = psycopg.connect(dsn, autocommit=True)
-    apply_steps(con, read_steps(pg_root / "engine" / "ddl"), ENGINE_VERSION_KEY)
     for name in sorted((names - duck_only | pg_names) - {"lock_schema", "unlock_schema"}):
         sql = statements.text(name, statements.POSTGRESQL)
         with con.transaction(force_rollback=True):

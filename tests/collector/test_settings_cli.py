@@ -52,6 +52,7 @@ def test_design_flags_exist_with_their_defaults() -> None:
 def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
     samples = {
         "db": ("/tmp/x.duckdb", "/tmp/y.duckdb"),
+        "store": ("postgresql://hs@db.example:5432/hs", "postgres://hs@other.example/hs"),
         "host": ("0.0.0.0", "::1"),
         "http_port": ("5000", "5001"),
         "grpc_port": ("6000", "6001"),
@@ -103,6 +104,21 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
     assert (secrets.notify_secret, secrets.notify_token) == ("k", "t")
     repeated = parse_args(["--notify", "http://a.example/1", "--notify", "http://b.example/2"])
     assert repeated.notify == ("http://a.example/1", "http://b.example/2")
+
+
+def test_store_names_a_file_or_a_postgresql_database(capsys) -> None:
+    assert parse_args([], environ={}).store_target == "./handoffscope.duckdb"
+    file = parse_args(["--db", "/tmp/a.duckdb", "--store", "/tmp/b.duckdb"], environ={})
+    assert (file.store_target, file.shared_store) == ("/tmp/b.duckdb", False)
+    shared = parse_args(["--store", "postgresql://hs@db.example/hs"], environ={})
+    assert (shared.store_target, shared.shared_store) == ("postgresql://hs@db.example/hs", True)
+    for bad, why in [
+        ("postgresql:hs@db", "postgresql://user@host:port/db"),
+        ("mysql://db.example/hs", "DuckDB file path or postgresql://"),
+    ]:
+        with pytest.raises(SystemExit):
+            parse_args(["--store", bad], environ={})
+        assert why in capsys.readouterr().err
 
 
 def test_inflight_budget_below_the_body_limit_is_refused(capsys) -> None:

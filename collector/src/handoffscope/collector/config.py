@@ -49,6 +49,19 @@ def _on_off(text: str) -> str:
     return value
 
 
+def _store_target(text: str) -> str:
+    value = text.strip()
+    if value.startswith(("postgresql:", "postgres:")) and not value.startswith(
+        ("postgresql://", "postgres://")
+    ):
+        raise ValueError(f"a PostgreSQL store is postgresql://user@host:port/db, got {text!r}")
+    if "://" in value and not value.startswith(("postgresql://", "postgres://")):
+        raise ValueError(
+            f"the store is a DuckDB file path or postgresql://..., got {value.split('://')[0]}://"
+        )
+    return value
+
+
 def _service_list(text: str) -> tuple[str, ...]:
     names = tuple(sorted({n.strip() for n in text.split(",") if n.strip()}))
     for n in names:
@@ -63,8 +76,16 @@ class CollectorConfig:
 
     db: str = option(
         "./handoffscope.duckdb",
-        "DuckDB file the collector owns (created if absent).",
+        "DuckDB file the collector owns (created if absent); ignored with `--store`.",
         metavar="PATH",
+    )
+    store: str = option(
+        "",
+        "Shared store instead of the DuckDB file: `postgresql://user@host:5432/db` "
+        "(several collectors may share it; docs/scale-out.md). The password is best given "
+        "in `PGPASSWORD` or `~/.pgpass`, not here. A path here means a DuckDB file, as `--db`.",
+        type=_store_target,
+        metavar="DSN",
     )
     host: str = option(
         "127.0.0.1",
@@ -249,6 +270,16 @@ class CollectorConfig:
     )
 
     @property
+    def store_target(self) -> str:
+        """What the collector opens: `--store` when given, else the `--db` file."""
+        return self.store or self.db
+
+    @property
+    def shared_store(self) -> bool:
+        """Whether the store is PostgreSQL (shared by collectors) rather than a DuckDB file."""
+        return self.store_target.startswith(("postgresql://", "postgres://"))
+
+    @property
     def notifying(self) -> bool:
         return bool(self.notify or self.notify_config)
 
@@ -270,7 +301,8 @@ SETTINGS = options.options_of(CollectorConfig)
 
 DESCRIPTION = (
     "Receive OTLP evidence spans (HTTP protobuf/JSON and gRPC), keep only the "
-    "handoff contract's attributes, store them in one DuckDB file, judge every "
+    "handoff contract's attributes, store them (one DuckDB file, or a PostgreSQL database "
+    "several collectors share), judge every "
     "handoff and run, and serve the query API. Every flag also reads the "
     "environment variable shown beside it."
 )

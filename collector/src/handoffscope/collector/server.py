@@ -56,6 +56,7 @@ from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
+from handoffscope.collector.engine.leased_judge import LeasedJudge
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
 from handoffscope.collector.metrics import Metrics
@@ -68,6 +69,8 @@ from handoffscope.collector.query.api import query_app
 from handoffscope.collector.receiver import otlp_http
 from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_grpc_server
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
+from handoffscope.collector.store.interface import Store
+from handoffscope.collector.store.postgres_store import PostgresStore
 from handoffscope.collector.writer import Writer
 from handoffscope.instrumentation import semconv as sc
 
@@ -90,11 +93,11 @@ class Collector:
     """The parts of one collector around a store and an engine (not started yet)."""
 
     config: CollectorConfig
-    store: DuckDBStore
+    store: Store
     engine: object
     metrics: Metrics
     writer: Writer
-    judge: Judge
+    judge: Judge | LeasedJudge
     handler: ExportHandler
     app: Any
     """The ASGI app: OTLP/HTTP receiver, /healthz, /metrics and the query API."""
@@ -104,11 +107,38 @@ class Collector:
     """`--max-grpc-connections`, lowered with the HTTP cap to fit the fd limit."""
 
 
-def assemble(config: CollectorConfig, store: DuckDBStore, engine) -> Collector:
-    """Wire metrics, writer, receivers' handler and the HTTP app; start nothing."""
+def engine_for(config: CollectorConfig) -> HealthEngine:
+    """A health engine with the collector's judgment settings."""
+    return HealthEngine(
+        grace_seconds=config.grace_seconds,
+        retention_days=config.retention_days,
+        require_outcome=config.require_outcome,
+        max_handoffs_per_run=config.max_handoffs_per_run,
+    )
+
+
+def open_store(config: CollectorConfig) -> Store:
+    """The store `--store` / `--db` names (schema steps applied); StoreError says why not."""
+    if config.shared_store:
+        return PostgresStore(config.store_target, retention_days=config.retention_days)
+    return DuckDBStore(config.store_target, memory_limit=config.memory_limit or None)
+
+
+def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
+    """Wire metrics, writer, receivers' handler and the HTTP app; start nothing.
+
+    On a DuckDB file the judge uses `engine` (loaded by the caller). On PostgreSQL the
+    judge makes its own engine each time it takes the judge lease (engine/leased_judge.py);
+    `engine` only installed the tables.
+    """
     metrics = Metrics(max_services=config.metrics_max_services)
-    metrics.engine_stats = lambda: dict(getattr(engine, "stats", {}))
-    judge = Judge(store, engine, retention_days=config.retention_days)
+    judge: Judge | LeasedJudge
+    if isinstance(store, DuckDBStore):
+        judge = Judge(store, engine, retention_days=config.retention_days)
+    else:
+        assert isinstance(store, PostgresStore)
+        judge = LeasedJudge(store, lambda: engine_for(config), retention_days=config.retention_days)
+    metrics.engine_stats = lambda: dict(getattr(judge.engine, "stats", {}))
     # With --judge off the judge still counts the commits it has not judged (its lag
     # grows, truthfully); only its thread is not started (see run()).
     judging = config.judge == "on"
@@ -281,19 +311,16 @@ def run(config: CollectorConfig) -> int:
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
     try:
-        store = DuckDBStore(config.db, memory_limit=config.memory_limit or None)
+        store = open_store(config)
     except StoreError as exc:
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
 
-    engine = HealthEngine(
-        grace_seconds=config.grace_seconds,
-        retention_days=config.retention_days,
-        require_outcome=config.require_outcome,
-        max_handoffs_per_run=config.max_handoffs_per_run,
-    )
+    engine = engine_for(config)
+    shared = not isinstance(store, DuckDBStore)
+    where = store.path if isinstance(store.path, str) else store.path.resolve()
     writer: Writer | None = None
-    judge: Judge | None = None
+    judge: Judge | LeasedJudge | None = None
     notifier: Notifier | None = None
     grpc_server = None
     http_sock = None
@@ -303,13 +330,13 @@ def run(config: CollectorConfig) -> int:
         # rather than by the first export, which it held past a 10 s exporter timeout.
         pa.array([], pa.string())
         engine.install(store.con)
-        engine.load(store.con)
+        if not shared:
+            engine.load(store.con)
         parts = assemble(config, store, engine)
         writer = parts.writer
         judge = parts.judge
         writer.start()
-        if config.judge == "on":
-            judge.start()
+        judge.start(judging=config.judge == "on")
         if routing:
             notifier = Notifier(
                 store,
@@ -356,7 +383,7 @@ def run(config: CollectorConfig) -> int:
         grpc_stopped: list[threading.Event] = []
         server.on_started = lambda: _say(
             f"handoffscope collector ready: http=http://{host}:{http_port} "
-            f"grpc={host}:{grpc_port} db={store.path.resolve()} "
+            f"grpc={host}:{grpc_port} db={where} "
             f"auth={'on' if config.auth else 'off'} spans={writer.spans_stored} "
             f"notify={len(routing.destinations)} judge={config.judge} "
             f"(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
@@ -383,5 +410,6 @@ def run(config: CollectorConfig) -> int:
             judge.close()
         stored = writer.spans_stored if writer is not None else 0
         store.close()
-    _say(f"handoffscope collector stopped: {stored} spans in {store.path.resolve()}; file closed")
+    closed = "connections closed" if shared else "file closed"
+    _say(f"handoffscope collector stopped: {stored} spans in {where}; {closed}")
     return 0

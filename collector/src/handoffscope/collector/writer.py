@@ -40,7 +40,8 @@ import pyarrow.compute as pc
 
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.processor.allowlist import SpanBatch
-from handoffscope.collector.store.duckdb_store import DuckDBStore, build_spans_table, span_keys
+from handoffscope.collector.store.duckdb_store import build_spans_table, span_keys
+from handoffscope.collector.store.interface import Store
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ _STOP = object()
 class Writer:
     def __init__(
         self,
-        store: DuckDBStore,
+        store: Store,
         judge,
         metrics: Metrics,
         *,
@@ -217,8 +218,8 @@ class Writer:
     def _write(self, jobs: list[_Job]) -> tuple[int, int, Counter]:
         table = _group_table(jobs)
         con = self.store.con
-        seq = self.commit_seq + 1
         con.begin()
+        seq = self.store.next_commit_seq(self.commit_seq)
         try:
             new_spans = self.store.insert_new_spans(table, commit_seq=seq)
             drops = _fresh_drops(jobs, new_spans, table.num_rows)

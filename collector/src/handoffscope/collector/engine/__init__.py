@@ -49,15 +49,15 @@ import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
 from handoffscope.instrumentation import semconv as sc
 
 from ..store import records, statements
-from ..store.duckdb_store import ENGINE_DDL_DIR, apply_steps, read_steps
 from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
+from ..store.statements import Connection
+from ..store.steps import apply_steps, ddl_dir, read_steps
 from .evidence import (
     WAIT_ATTRIBUTES,
     F,
@@ -96,7 +96,7 @@ ROUTE_REASON = "route"
 """The weekly review's reason for `route_rejected` (contract rejections use their own)."""
 
 
-def _run_keys(con: duckdb.DuckDBPyConnection) -> np.ndarray:
+def _run_keys(con: Connection) -> np.ndarray:
     return statements.numpy(con, "engine/all_run_keys")["run_key"]
 
 
@@ -271,13 +271,12 @@ class HealthEngine:
 
     # --- lifecycle ----------------------------------------------------------------------
 
-    def install(self, con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    def install(self, con: Connection) -> tuple[int, int]:
         """Create or upgrade the engine's tables (own numbered steps, own version stamp)."""
-        return apply_steps(
-            con, read_steps(ENGINE_DDL_DIR), ENGINE_VERSION_KEY, what="health engine"
-        )
+        steps = read_steps(ddl_dir("engine", statements.dialect(con)))
+        return apply_steps(con, steps, ENGINE_VERSION_KEY, what="health engine")
 
-    def load(self, con: duckdb.DuckDBPyConnection, *, now_ns: int | None = None) -> int:
+    def load(self, con: Connection, *, now_ns: int | None = None) -> int:
         """Rebuild memory after a restart; return how many runs were reloaded.
 
         Restores the row counters, the set of stored run keys and services, and the
@@ -325,7 +324,7 @@ class HealthEngine:
         )
         return len(ids)
 
-    def apply(self, con: duckdb.DuckDBPyConnection, new_spans: pa.Table) -> None:
+    def apply(self, con: Connection, new_spans: pa.Table) -> None:
         """Merge newly stored spans, re-judge what they touch, write changed rows.
 
         Call inside the transaction that inserted `new_spans`. Idempotent: applying a
@@ -338,7 +337,7 @@ class HealthEngine:
         for lo in range(0, new_spans.num_rows, APPLY_SLICE):
             self._apply(con, new_spans.slice(lo, APPLY_SLICE))
 
-    def _apply(self, con: duckdb.DuckDBPyConnection, new_spans: pa.Table) -> None:
+    def _apply(self, con: Connection, new_spans: pa.Table) -> None:
         spans = SpanColumns.from_arrow(new_spans)
         batch_runs = {r for r in spans.run_id if r}
         self._last_touched |= batch_runs
@@ -385,7 +384,7 @@ class HealthEngine:
             self._drop(rid)
         self._pending = _Writes()
 
-    def retention(self, con: duckdb.DuckDBPyConnection, cutoff_ns: int) -> None:
+    def retention(self, con: Connection, cutoff_ns: int) -> None:
         """Delete derived rows of runs whose last evidence ended before `cutoff_ns`."""
         params = {"cutoff": cutoff_ns}
         for name in ("expire_handoffs", "expire_waits", "expire_runs"):
@@ -415,7 +414,7 @@ class HealthEngine:
             self._drop(rid)
             self.stats["runs_evicted"] += 1
 
-    def _reload(self, con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
+    def _reload(self, con: Connection, run_ids: list[str]) -> None:
         """Bring stored runs back into memory: their rows, then their spans replayed."""
         lookup = pa.table(
             {
@@ -592,7 +591,7 @@ class HealthEngine:
         self._seq[table] += 1
         return self._seq[table]
 
-    def _flush(self, con: duckdb.DuckDBPyConnection, w: _Writes) -> None:
+    def _flush(self, con: Connection, w: _Writes) -> None:
         tables: tuple[tuple[str, type, list[int], list[int], Sequence[tuple]], ...] = (
             ("handoffs", HandoffRecord, w.handoffs_doomed, w.handoff_seqs, w.handoffs),
             ("runs", RunRecord, w.runs_doomed, w.run_seqs, w.runs),

@@ -69,7 +69,7 @@ class Judge:
         self.retention_days = retention_days
         # Its own connection, made here in the opening thread (DuckDB connections are
         # cheap; one per thread keeps the writer's transaction apart from ours).
-        self.con: duckdb.DuckDBPyConnection = store.con.cursor()
+        self.con: duckdb.DuckDBPyConnection = store.session()
         rows = statements.rows(self.con, "get_meta", {"key": MARK_KEY})
         self.mark = int(rows[0][0]) if rows else 0
         """Every commit up to this one is judged (0: none, or a file from before the judge)."""
@@ -127,8 +127,11 @@ class Judge:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def start(self) -> None:
-        self._thread.start()
+    def start(self, judging: bool = True) -> None:
+        """Start judging (with `judging` False — `--judge off` — nothing starts: the lag is
+        the writer's reports, counted without a thread)."""
+        if judging:
+            self._thread.start()
 
     def close(self, timeout: float | None = None) -> None:
         """Judge everything committed so far, then stop (call after the writer closed)."""

@@ -36,7 +36,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -47,12 +46,17 @@ from handoffscope.instrumentation import semconv as sc
 
 from . import statements
 from .records import column_name
+from .steps import Step as Step
+from .steps import StoreError as StoreError
+from .steps import apply_steps as apply_steps
+from .steps import ddl_dir
+from .steps import read_steps as read_steps
 
 log = logging.getLogger(__name__)
 
 SQL_DIR = statements.SQL_DIR
-DDL_DIR = SQL_DIR / "ddl"
-ENGINE_DDL_DIR = SQL_DIR / "engine" / "ddl"
+DDL_DIR = ddl_dir()
+ENGINE_DDL_DIR = ddl_dir("engine")
 """The health engine's own numbered steps (its tables, under `meta.engine_version`)."""
 
 STORE_VERSION_KEY = "store_version"
@@ -119,75 +123,7 @@ def span_keys(table: pa.Table) -> pa.ChunkedArray:
     return pc.binary_join_element_wise(table.column("trace_id"), table.column("span_id"), "")
 
 
-# --- schema steps -----------------------------------------------------------------------
-
-
-class StoreError(RuntimeError):
-    """The file cannot be used; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class Step:
-    version: int
-    file: str
-    sql: str
-
-
-def read_steps(ddl_dir: Path = DDL_DIR) -> list[Step]:
-    """The numbered DDL steps listed in `<ddl_dir>/_order`, checked to be 1, 2, 3, ..."""
-    steps = []
-    for line in (ddl_dir / "_order").read_text(encoding="utf-8").splitlines():
-        file = line.strip()
-        if not file or file.startswith("#"):
-            continue
-        version = int(file.split("_", 1)[0])
-        steps.append(Step(version, file, (ddl_dir / file).read_text(encoding="utf-8")))
-    expected = list(range(1, len(steps) + 1))
-    if [s.version for s in steps] != expected:
-        raise StoreError(
-            f"{ddl_dir}/_order must number its steps 1..N, got {[s.file for s in steps]}"
-        )
-    return steps
-
-
-def apply_steps(
-    con: duckdb.DuckDBPyConnection,
-    steps: list[Step],
-    version_key: str,
-    *,
-    what: str = "store",
-) -> tuple[int, int]:
-    """Bring `con`'s database up to the last of `steps`; return (version before, after).
-
-    The version lives in `meta` under `version_key` — the store uses `store_version`; a
-    part with its own tables (the health engine) can keep its own key. Each step runs in
-    its own transaction together with its version stamp.
-    """
-    current = 0
-    if statements.rows(con, "table_exists", {"name": "meta"})[0][0]:
-        rows = statements.rows(con, "get_meta", {"key": version_key})
-        current = int(rows[0][0]) if rows else 0
-    latest = steps[-1].version if steps else 0
-    if current > latest:
-        raise StoreError(
-            f"this {what} schema is at version {current}, newer than this handoffscope "
-            f"knows ({latest}); upgrade handoffscope or point --db at another file"
-        )
-    for step in steps:
-        if step.version <= current:
-            continue
-        con.begin()
-        try:
-            # A step is DDL read from its numbered file, not a named statement.
-            con.execute(step.sql)
-            statements.run(con, "set_meta", {"key": version_key, "value": str(step.version)})
-            con.commit()
-        except Exception:
-            con.rollback()
-            raise
-        log.info("%s schema step %s applied", what, step.file)
-    return current, max(current, latest)
-
+# --- schema steps: steps.py (shared with PostgreSQL); re-exported for the store's users ---
 
 # --- the store --------------------------------------------------------------------------
 
@@ -243,6 +179,11 @@ class DuckDBStore:
                 raise StoreError("store is closed")
             return self._reader_root.cursor()
 
+    def session(self) -> duckdb.DuckDBPyConnection:
+        """A connection of its own with `begin/commit/rollback`, for a second writer
+        thread (the judge). Make it in the thread that opened the store."""
+        return self.con.cursor()
+
     # writer (call from the writer thread, inside its transaction) --------------------
 
     def insert_new_spans(self, incoming: pa.Table, commit_seq: int | None = None) -> pa.Table:
@@ -282,6 +223,11 @@ class DuckDBStore:
             with statements.registered(con, {"new_spans": new}):
                 statements.run(con, "insert_spans", {"commit_seq": commit_seq})
         return new
+
+    def next_commit_seq(self, after: int) -> int:
+        """The number of the group commit being written: the one writer counts on from
+        its last (`after`); PostgreSQL's collectors share a sequence instead."""
+        return after + 1
 
     def add_drops(self, drops: Mapping[tuple[str, str], int]) -> None:
         if drops:

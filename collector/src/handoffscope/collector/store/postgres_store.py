@@ -12,15 +12,17 @@ directory by connection), and the schema steps are numbered in
 `start_ns`, the partitions made on demand (`ddl/0005_span_days.sql`), so retention drops
 whole days instead of deleting row by row.
 
-Connections: `con` is the writer's (one transaction per group commit); `cursor()` gives
-a reader a connection of its own in autocommit mode, which sees the last commit of any
-collector (READ COMMITTED). Arrow tables a statement reads are sent with binary COPY into
+Connections: `con` is the writer's `Session` (one transaction per group commit);
+`session()` gives the judge one of its own (its lease is a lock held by that connection);
+`cursor()` lends a reader an autocommit connection from a small pool, which sees the last
+commit of any collector (READ COMMITTED). Arrow tables a statement reads are sent with binary COPY into
 temporary tables (`statements.registered`).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,22 +34,16 @@ import pyarrow.compute as pc
 from handoffscope.instrumentation import semconv as sc
 
 from . import statements
-from .duckdb_store import (
-    SEMCONV_VERSION_KEY,
-    STORE_VERSION_KEY,
-    Step,
-    StoreError,
-    drops_table,
-    read_steps,
-)
+from .duckdb_store import SEMCONV_VERSION_KEY, STORE_VERSION_KEY, drops_table
+from .steps import StoreError, apply_steps, ddl_dir, read_steps
 
 log = logging.getLogger(__name__)
 
-PG_DDL_DIR = statements.DIALECT_DIRS[statements.POSTGRESQL] / "ddl"
+PG_DDL_DIR = ddl_dir("", statements.POSTGRESQL)
 NS_PER_DAY = 86_400 * 10**9
-SCHEMA_LOCK = "handoffscope.schema"
-"""Advisory lock held while schema steps run: two collectors starting at once on a fresh
-database must not both apply step 1."""
+POOL_SIZE = 8
+"""Reader connections kept open between requests (the API's worker threads are 40 at most;
+beyond this many at once, the extra ones are opened and closed)."""
 CONNECT_TIMEOUT_S = 10
 APPLICATION_NAME = "handoffscope-collector"
 DAYS_SCHEMA = pa.schema([("day", pa.int64())])
@@ -76,6 +72,13 @@ def _connect(dsn: str, *, autocommit: bool) -> Any:
         raise StoreError(f"cannot connect to PostgreSQL ({_redact(dsn)}): {exc}") from exc
 
 
+def psycopg_error() -> type[Exception]:
+    """psycopg's base error (imported late: psycopg is an optional dependency)."""
+    import psycopg
+
+    return psycopg.Error
+
+
 def _redact(dsn: str) -> str:
     """The DSN without its password, for messages."""
     scheme, sep, rest = dsn.partition("://")
@@ -86,49 +89,18 @@ def _redact(dsn: str) -> str:
     return f"{scheme}{sep}{user}@{host}"
 
 
-def apply_steps(con: Any, steps: list[Step], version_key: str) -> tuple[int, int]:
-    """Bring the database up to the last of `steps` (as `duckdb_store.apply_steps`).
-
-    `con` is in autocommit mode; each step runs in a transaction of its own with its
-    version stamp, under a session advisory lock so concurrent starts apply it once.
-    """
-    import psycopg
-
-    statements.rows(con, "lock_schema", {"name": SCHEMA_LOCK})
-    try:
-        current = 0
-        if statements.rows(con, "table_exists", {"name": "meta"})[0][0]:
-            found = statements.rows(con, "get_meta", {"key": version_key})
-            current = int(found[0][0]) if found else 0
-        latest = steps[-1].version if steps else 0
-        if current > latest:
-            raise StoreError(
-                f"this database's schema is at version {current}, newer than this "
-                f"handoffscope knows ({latest}); upgrade handoffscope or use another database"
-            )
-        for step in steps:
-            if step.version <= current:
-                continue
-            with con.transaction():
-                con.execute(step.sql)  # no parameters: several statements may run
-                statements.run(con, "set_meta", {"key": version_key, "value": str(step.version)})
-            log.info("postgresql schema step %s applied", step.file)
-        return current, max(current, latest)
-    except psycopg.Error as exc:
-        raise StoreError(f"cannot prepare the PostgreSQL schema: {exc}") from exc
-    finally:
-        statements.rows(con, "unlock_schema", {"name": SCHEMA_LOCK})
-
-
-class _WriterConnection:
-    """The writer's connection, with the `begin/commit/rollback` the writer calls.
+class Session:
+    """A psycopg connection with the `begin/commit/rollback` the writer and the judge call.
 
     psycopg opens a transaction implicitly at the first statement; `begin()` only makes
-    sure none is left open from before.
+    sure none is left open from before. Everything else is the connection's own
+    (`statements` sees `hs_dialect` and talks PostgreSQL to it).
     """
 
-    def __init__(self, con: Any, on_rollback: Any) -> None:
-        self.raw = con
+    hs_dialect = statements.POSTGRESQL
+
+    def __init__(self, raw: Any, on_rollback: Any = None) -> None:
+        self.raw = raw
         self._on_rollback = on_rollback
 
     def begin(self) -> None:
@@ -140,7 +112,8 @@ class _WriterConnection:
 
     def rollback(self) -> None:
         self.raw.rollback()
-        self._on_rollback()
+        if self._on_rollback is not None:
+            self._on_rollback()
 
     def execute(self, sql: str, params: object = None) -> Any:
         return self.raw.execute(sql, params)
@@ -148,36 +121,113 @@ class _WriterConnection:
     def close(self) -> None:
         self.raw.close()
 
+    def __getattr__(self, name: str) -> Any:  # cursor(), info, transaction(), ...
+        return getattr(self.raw, name)
+
+
+class _Pooled:
+    """A reader's connection from the pool: `close()` gives it back instead of ending it."""
+
+    hs_dialect = statements.POSTGRESQL
+
+    def __init__(self, raw: Any, pool: _ReaderPool) -> None:
+        self.raw = raw
+        self._pool = pool
+
+    def close(self) -> None:
+        raw, self.raw = self.raw, None
+        if raw is not None:
+            self._pool.give_back(raw)
+
+    def __getattr__(self, name: str) -> Any:
+        if self.raw is None:
+            raise StoreError("this connection went back to the pool")
+        return getattr(self.raw, name)
+
+
+class _ReaderPool:
+    """Autocommit connections for readers, kept for the next one: a new connection costs
+    a round trip, a TLS handshake on a managed database and a backend process (several
+    ms), which every API request and health read would otherwise pay."""
+
+    def __init__(self, dsn: str, keep: int) -> None:
+        self.dsn = dsn
+        self.keep = keep
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def take(self) -> _Pooled:
+        with self._lock:
+            if self.closed:
+                raise StoreError("store is closed")
+            raw = self._idle.pop() if self._idle else None
+        if raw is None:
+            raw = _connect(self.dsn, autocommit=True)
+        return _Pooled(raw, self)
+
+    def give_back(self, raw: Any) -> None:
+        # Only a clean, idle connection is kept: one broken by a restart of the server,
+        # or left in a transaction by a failed statement, is closed instead.
+        healthy = not raw.closed and raw.info.transaction_status == 0
+        with self._lock:
+            if healthy and not self.closed and len(self._idle) < self.keep:
+                self._idle.append(raw)
+                return
+        raw.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            idle, self._idle = self._idle, []
+        for raw in idle:
+            raw.close()
+
 
 class PostgresStore:
     """A PostgreSQL database several collectors share. Same surface as `DuckDBStore`."""
 
-    def __init__(self, dsn: str, *, retention_days: float = 0.0) -> None:
+    def __init__(
+        self, dsn: str, *, retention_days: float = 0.0, pool_size: int = POOL_SIZE
+    ) -> None:
         self.path = _redact(dsn)
         self.dsn = dsn
         self.retention_days = retention_days
-        setup = _connect(dsn, autocommit=True)
-        try:
-            self.version_before, self.store_version = apply_steps(
-                setup, read_steps(PG_DDL_DIR), STORE_VERSION_KEY
-            )
-            statements.run(
-                setup, "set_meta", {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)}
-            )
-        finally:
-            setup.close()
         self._raw = _connect(dsn, autocommit=False)
         self._days: set[int] = set()
-        self.con = _WriterConnection(self._raw, on_rollback=self._days.clear)
+        self.con = Session(self._raw, on_rollback=self._days.clear)
+        """The writer's session: one transaction per group commit."""
+        try:
+            self.version_before, self.store_version = apply_steps(
+                self.con, read_steps(PG_DDL_DIR), STORE_VERSION_KEY
+            )
+            statements.run(
+                self.con, "set_meta", {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)}
+            )
+            self.con.commit()
+        except psycopg_error() as exc:
+            self._raw.close()
+            raise StoreError(f"cannot prepare the PostgreSQL schema: {exc}") from exc
+        except BaseException:
+            self._raw.close()
+            raise
+        self._pool = _ReaderPool(dsn, pool_size)
         self._closed = False
 
     # readers ---------------------------------------------------------------------------
 
     def cursor(self) -> Any:
-        """A connection of its own for one reader (autocommit); close it when done."""
+        """A connection for one reader (autocommit, from the pool); close it when done."""
         if self._closed:
             raise StoreError("store is closed")
-        return _connect(self.dsn, autocommit=True)
+        return self._pool.take()
+
+    def session(self) -> Session:
+        """A connection of its own with `begin/commit/rollback`, for a second writer (the
+        judge, whose lease is held by this very connection)."""
+        if self._closed:
+            raise StoreError("store is closed")
+        return Session(_connect(self.dsn, autocommit=False))
 
     # writer (from the writer thread, inside its transaction) -------------------------
 
@@ -193,7 +243,7 @@ class PostgresStore:
             table = pa.table({"day": pa.array(sorted(missing), pa.int64())}, schema=DAYS_SCHEMA)
             with statements.registered(raw, {"incoming_days": table}):
                 statements.rows(raw, "ensure_span_days", {"oldest_day": oldest})
-            # Forgotten on rollback (_WriterConnection), which undoes the CREATEs too.
+            # Forgotten on rollback (Session), which undoes the CREATEs too.
             self._days |= {d for d in missing if d >= oldest}
         with statements.registered(raw, {"new_spans": incoming}):
             stored = statements.rows(raw, "insert_spans", {"commit_seq": commit_seq})
@@ -208,8 +258,9 @@ class PostgresStore:
         )
         return incoming.filter(pc.is_in(joined, value_set=keys))
 
-    def next_commit_seq(self) -> int:
-        """A number for the group commit being written, unique across collectors."""
+    def next_commit_seq(self, after: int = 0) -> int:
+        """A number for the group commit being written, unique across collectors (from one
+        sequence: `after`, the writer's last, does not matter here)."""
         return int(statements.rows(self._raw, "next_commit_seq")[0][0])
 
     def _oldest_day(self) -> int:
@@ -260,4 +311,5 @@ class PostgresStore:
         if self._closed:
             return
         self._closed = True
+        self._pool.close()
         self._raw.close()

@@ -31,11 +31,18 @@ SQL_DIR = Path(__file__).parent / "sql"
 DUCKDB = "duckdb"
 POSTGRESQL = "postgresql"
 DIALECT_DIRS = {DUCKDB: SQL_DIR, POSTGRESQL: SQL_DIR / POSTGRESQL}
+Connection = Any
+"""A connection statements run on: DuckDB's, or psycopg's (bare, or in the PostgreSQL
+store's `Session` and pooled wrappers, which say `hs_dialect`)."""
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def dialect(con: Any) -> str:
-    """Which database a connection talks to: psycopg's are PostgreSQL, the rest DuckDB."""
+    """Which database a connection talks to: psycopg's (and the store's wrappers of them,
+    which say so in `hs_dialect`) are PostgreSQL, the rest DuckDB."""
+    said = getattr(type(con), "hs_dialect", None)
+    if said is not None:
+        return str(said)
     return POSTGRESQL if type(con).__module__.startswith("psycopg") else DUCKDB
 
 
