@@ -1,6 +1,7 @@
 """`handoffscope`: the one command, dispatching to its parts.
 
-    handoffscope collector ...   OTLP receiver, health engine, DuckDB file, query API
+    handoffscope collector ...   OTLP receiver, health engine, store, query API
+    handoffscope api ...         the query API alone, over a store the collectors write
     handoffscope dashboard ...   the Streamlit dashboard (reads the query API)
     handoffscope demo ...        a collector, a dashboard and scripted agent traffic
     handoffscope --version       the installed version of each part
@@ -21,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "collector": (
         "handoffscope.collector.cli",
         "receive OTLP evidence, judge handoffs, store them, serve the query API",
+    ),
+    "api": (
+        "handoffscope.collector.api_cli",
+        "the query API alone over a store the collectors write (no ingest)",
     ),
     "dashboard": ("handoffscope.dashboard.cli", "live board, run detail and weekly review"),
     "demo": ("handoffscope.demo", "collector + dashboard + scripted multi-agent traffic"),

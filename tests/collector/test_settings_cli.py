@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from handoffscope.collector.config import (
+    QUERY_SETTINGS,
     SETTINGS,
     CollectorConfig,
     parse_args,
+    parse_query_args,
     render_markdown_table,
+    render_query_table,
 )
 
 ROOT = Path(__file__).parents[2]
@@ -33,6 +36,24 @@ def test_configuration_doc_is_the_rendered_table(doc_path: str) -> None:
         assert f"`{s.env_var}`" in block.group(1)
         if s.flag:
             assert f"`{s.flag}`" in block.group(1)
+
+
+def test_api_settings_doc_is_the_rendered_table() -> None:
+    doc = (ROOT / "docs/configuration.md").read_text()
+    block = re.search(r"<!-- api-settings:begin -->\n(.*?)<!-- api-settings:end -->", doc, re.S)
+    assert block, "docs/configuration.md lost its api-settings markers"
+    assert block.group(1) == render_query_table()
+    out = subprocess.run(
+        [str(HANDOFFSCOPE), "api", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    for s in QUERY_SETTINGS:
+        assert s.env_var in text and (not s.flag or s.flag in text)
+    config = parse_query_args(
+        ["--store", "postgresql://hs@db/hs"], environ={"HANDOFFSCOPE_HTTP_PORT": "9"}
+    )
+    assert (config.shared_store, config.http_port, config.grace_seconds) == (True, 9, 30.0)
 
 
 def test_design_flags_exist_with_their_defaults() -> None:
@@ -166,7 +187,7 @@ def test_collector_help_lists_every_flag_and_variable() -> None:
 def test_handoffscope_command_dispatches() -> None:
     out = subprocess.run([str(HANDOFFSCOPE), "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0
-    for command in ("collector", "dashboard", "demo"):
+    for command in ("collector", "api", "dashboard", "demo"):
         assert re.search(rf"^\s+{command}\s", out.stdout, re.M), command
     out = subprocess.run(
         [str(HANDOFFSCOPE), "nonsense"], capture_output=True, text=True, timeout=60

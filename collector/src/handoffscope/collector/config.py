@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from handoffscope.instrumentation import options
 from handoffscope.instrumentation.options import (
@@ -70,6 +71,59 @@ def _service_list(text: str) -> tuple[str, ...]:
     return names
 
 
+def _store_option(who: str) -> Any:
+    return option(
+        "",
+        f"Shared store instead of the DuckDB file: `postgresql://user@host:5432/db` ({who}; "
+        "docs/scale-out.md). The password is best given in `PGPASSWORD` or `~/.pgpass`, not "
+        "here. A path here means a DuckDB file, as `--db`.",
+        type=_store_target,
+        metavar="DSN",
+    )
+
+
+def _grace_option() -> Any:
+    return option(
+        30.0,
+        "How long a handoff may wait for admission before it counts as destination_not_started.",
+        type=non_negative_float,
+        metavar="SECONDS",
+    )
+
+
+def _handoff_cap_option() -> Any:
+    return option(
+        10_000,
+        "Handoffs (and delegations) judged per run. Evidence of further handoffs of that run is refused by the judge (spans stay stored), counted in handoffscope_engine_handoff_spans_over_cap_total, and the run is marked `handoffs_capped` in the query API.",
+        type=positive_int,
+        metavar="N",
+    )
+
+
+def _allowed_hosts_option() -> Any:
+    return option(
+        "localhost,127.0.0.1,::1",
+        "Comma-separated Host header names the HTTP port answers (port ignored; `*.example.com` matches subdomains, `*` any); others get 400 — protection against DNS rebinding. A specific --host address is allowed as well.",
+        type=hosts,
+        metavar="HOSTS",
+    )
+
+
+def _log_level_option() -> Any:
+    return option("info", "debug, info, warning or error.", type=_log_level, metavar="LEVEL")
+
+
+def _host_names(allowed_hosts: str, host: str) -> list[str]:
+    names = [h.strip().lower() for h in allowed_hosts.split(",") if h.strip()]
+    if host not in ("0.0.0.0", "::", "") and host.lower() not in names:
+        names.append(host.lower())
+    return names
+
+
+def _is_shared(target: str) -> bool:
+    return target.startswith(("postgresql://", "postgres://"))
+
+
 @dataclass(frozen=True)
 class CollectorConfig:
     """What the collector runs with; built by `parse_args`, passed to every part."""
@@ -79,14 +133,7 @@ class CollectorConfig:
         "DuckDB file the collector owns (created if absent); ignored with `--store`.",
         metavar="PATH",
     )
-    store: str = option(
-        "",
-        "Shared store instead of the DuckDB file: `postgresql://user@host:5432/db` "
-        "(several collectors may share it; docs/scale-out.md). The password is best given "
-        "in `PGPASSWORD` or `~/.pgpass`, not here. A path here means a DuckDB file, as `--db`.",
-        type=_store_target,
-        metavar="DSN",
-    )
+    store: str = _store_option("several collectors may share it")
     host: str = option(
         "127.0.0.1",
         "Address both receivers and the query API bind to.",
@@ -104,24 +151,14 @@ class CollectorConfig:
         type=port,
         metavar="PORT",
     )
-    grace_seconds: float = option(
-        30.0,
-        "How long a handoff may wait for admission before it counts as destination_not_started.",
-        type=non_negative_float,
-        metavar="SECONDS",
-    )
+    grace_seconds: float = _grace_option()
     require_outcome: tuple[str, ...] = option(
         (),
         "Services whose completed runs must be proven by a verifier, comma-separated (`*`: all). Any other service is expected to verify once it has reported an outcome; until then its completed runs are `unverified`, not `false_complete`.",
         type=_service_list,
         metavar="SERVICES",
     )
-    max_handoffs_per_run: int = option(
-        10_000,
-        "Handoffs (and delegations) judged per run. Evidence of further handoffs of that run is refused by the judge (spans stay stored), counted in handoffscope_engine_handoff_spans_over_cap_total, and the run is marked `handoffs_capped` in the query API.",
-        type=positive_int,
-        metavar="N",
-    )
+    max_handoffs_per_run: int = _handoff_cap_option()
     judge: str = option(
         "on",
         "`off`: ingest only. Exports are stored and acknowledged as usual, but no verdicts are derived: the judge thread does not run, /healthz says `ingest only: judge off` and the backlog waits in the file; a later start with the judge on catches up from its mark. For a process that only ingests, and for measuring ingest alone (bench/bench_receiver.py).",
@@ -193,12 +230,7 @@ class CollectorConfig:
         type=positive_float,
         metavar="SECONDS",
     )
-    allowed_hosts: str = option(
-        "localhost,127.0.0.1,::1",
-        "Comma-separated Host header names the HTTP port answers (port ignored; `*.example.com` matches subdomains, `*` any); others get 400 — protection against DNS rebinding. A specific --host address is allowed as well.",
-        type=hosts,
-        metavar="HOSTS",
-    )
+    allowed_hosts: str = _allowed_hosts_option()
     max_clock_skew_seconds: float = option(
         86_400.0,
         "Spans dated more than this ahead of the collector's clock (or before 2000-01-01) are refused through partial_success, the rest of the export kept.",
@@ -211,12 +243,7 @@ class CollectorConfig:
         type=positive_int,
         metavar="N",
     )
-    log_level: str = option(
-        "info",
-        "debug, info, warning or error.",
-        type=_log_level,
-        metavar="LEVEL",
-    )
+    log_level: str = _log_level_option()
     metrics_top: int = option(
         20,
         "Health metrics on /metrics label at most this many services and this many edges (the busiest); the rest are summed under `other`.",
@@ -277,7 +304,7 @@ class CollectorConfig:
     @property
     def shared_store(self) -> bool:
         """Whether the store is PostgreSQL (shared by collectors) rather than a DuckDB file."""
-        return self.store_target.startswith(("postgresql://", "postgres://"))
+        return _is_shared(self.store_target)
 
     @property
     def notifying(self) -> bool:
@@ -290,10 +317,7 @@ class CollectorConfig:
     @property
     def host_names(self) -> list[str]:
         """`--allowed-hosts` as a list, plus the bound address when it names one host."""
-        names = [h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()]
-        if self.host not in ("0.0.0.0", "::", "") and self.host.lower() not in names:
-            names.append(self.host.lower())
-        return names
+        return _host_names(self.allowed_hosts, self.host)
 
 
 SETTINGS = options.options_of(CollectorConfig)
@@ -334,5 +358,77 @@ def render_markdown_table() -> str:
     return options.markdown_table(CollectorConfig)
 
 
+# --- `handoffscope api`: the query API alone ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryConfig:
+    """What `handoffscope api` runs with: the query API over a store, nothing else."""
+
+    store: str = _store_option("what the collectors write")
+    db: str = option(
+        "./handoffscope.duckdb",
+        "DuckDB file to read (opened read-only; only while no collector holds it); ignored with `--store`.",
+        metavar="PATH",
+    )
+    host: str = option("127.0.0.1", "Address the query API binds to.", metavar="ADDRESS")
+    http_port: int = option(
+        4320,
+        "Query API, /docs and /healthz (0 picks a free port).",
+        type=port,
+        metavar="PORT",
+    )
+    grace_seconds: float = _grace_option()
+    max_handoffs_per_run: int = _handoff_cap_option()
+    allowed_hosts: str = _allowed_hosts_option()
+    log_level: str = _log_level_option()
+    token: str = option(
+        "",
+        "Bearer token; when set, /api/v1/* require `Authorization: Bearer <token>` (/healthz stays open).",
+        flag=None,
+    )
+
+    @property
+    def store_target(self) -> str:
+        return self.store or self.db
+
+    @property
+    def shared_store(self) -> bool:
+        return _is_shared(self.store_target)
+
+    @property
+    def auth(self) -> bool:
+        return bool(self.token)
+
+    @property
+    def host_names(self) -> list[str]:
+        return _host_names(self.allowed_hosts, self.host)
+
+
+QUERY_SETTINGS = options.options_of(QueryConfig)
+QUERY_DESCRIPTION = (
+    "Serve the query API (and /docs, /healthz) over a store the collectors write, without "
+    "receiving or judging anything: one more place to point dashboards at. Give it the "
+    "collectors' --grace-seconds and --max-handoffs-per-run, so its verdicts at query "
+    "time agree with theirs. Every flag also reads the environment variable shown beside it."
+)
+
+
+def parse_query_args(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> QueryConfig:
+    parser = options.build_parser(
+        QueryConfig, prog="handoffscope api", description=QUERY_DESCRIPTION, environ=environ
+    )
+    return options.parse(QueryConfig, parser, argv, environ)
+
+
+def render_query_table() -> str:
+    """The options table of `handoffscope api` in docs/configuration.md."""
+    return options.markdown_table(QueryConfig)
+
+
 if __name__ == "__main__":
-    print(render_markdown_table(), end="")
+    import sys
+
+    print(render_query_table() if sys.argv[1:] == ["api"] else render_markdown_table(), end="")

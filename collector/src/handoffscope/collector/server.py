@@ -383,7 +383,7 @@ def run(config: CollectorConfig) -> int:
         grpc_stopped: list[threading.Event] = []
         server.on_started = lambda: _say(
             f"handoffscope collector ready: http=http://{host}:{http_port} "
-            f"grpc={host}:{grpc_port} db={where} "
+            f"grpc={host}:{grpc_port} {'store' if shared else 'db'}={where} "
             f"auth={'on' if config.auth else 'off'} spans={writer.spans_stored} "
             f"notify={len(routing.destinations)} judge={config.judge} "
             f"(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "

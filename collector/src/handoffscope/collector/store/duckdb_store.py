@@ -49,7 +49,7 @@ from .records import column_name
 from .steps import Step as Step
 from .steps import StoreError as StoreError
 from .steps import apply_steps as apply_steps
-from .steps import ddl_dir
+from .steps import ddl_dir, require_steps
 from .steps import read_steps as read_steps
 
 log = logging.getLogger(__name__)
@@ -131,8 +131,15 @@ def span_keys(table: pa.Table) -> pa.ChunkedArray:
 class DuckDBStore:
     """The collector's DuckDB file. `con` belongs to the writer thread; readers use `cursor()`."""
 
-    def __init__(self, path: str | Path, *, memory_limit: str | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, memory_limit: str | None = None, read_only: bool = False
+    ) -> None:
+        """Open (creating if absent) and upgrade the file; with `read_only`, open an existing
+        file without changing it (`handoffscope api`), refused unless its schema is current."""
         self.path = Path(path)
+        self.read_only = read_only
+        if read_only and not self.path.is_file():
+            raise StoreError(f"{self.path} does not exist (a collector creates it)")
         # A bigger WAL before an automatic checkpoint than DuckDB's 16 MB default: each
         # checkpoint rewrites the table's last, partly filled row group, so frequent small
         # ones cost ingest ~2x in commit time (measured); 64 MB keeps replay after a
@@ -143,7 +150,7 @@ class DuckDBStore:
         if memory_limit:
             config["memory_limit"] = memory_limit
         try:
-            self.con = duckdb.connect(str(self.path), config=config)
+            self.con = duckdb.connect(str(self.path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
                 raise StoreError(
@@ -153,12 +160,18 @@ class DuckDBStore:
                 ) from exc
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         try:
-            self.version_before, self.store_version = apply_steps(
-                self.con, read_steps(), STORE_VERSION_KEY
-            )
-            statements.run(
-                self.con, "set_meta", {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)}
-            )
+            if read_only:
+                self.store_version = require_steps(self.con, read_steps(), STORE_VERSION_KEY)
+                self.version_before = self.store_version
+            else:
+                self.version_before, self.store_version = apply_steps(
+                    self.con, read_steps(), STORE_VERSION_KEY
+                )
+                statements.run(
+                    self.con,
+                    "set_meta",
+                    {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)},
+                )
         except Exception:
             self.con.close()
             raise
@@ -258,7 +271,8 @@ class DuckDBStore:
                 return
             self._closed = True
         try:
-            self.con.checkpoint()
+            if not self.read_only:
+                self.con.checkpoint()
         finally:
             self._reader_root.close()
             self.con.close()

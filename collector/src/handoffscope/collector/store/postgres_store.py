@@ -35,7 +35,7 @@ from handoffscope.instrumentation import semconv as sc
 
 from . import statements
 from .duckdb_store import SEMCONV_VERSION_KEY, STORE_VERSION_KEY, drops_table
-from .steps import StoreError, apply_steps, ddl_dir, read_steps
+from .steps import StoreError, apply_steps, ddl_dir, read_steps, require_steps
 
 log = logging.getLogger(__name__)
 
@@ -99,21 +99,37 @@ class Session:
 
     hs_dialect = statements.POSTGRESQL
 
-    def __init__(self, raw: Any, on_rollback: Any = None) -> None:
+    def __init__(self, raw: Any, on_rollback: Any = None, reconnect: Any = None) -> None:
         self.raw = raw
         self._on_rollback = on_rollback
+        self._reconnect = reconnect
 
     def begin(self) -> None:
-        if self.raw.info.transaction_status != 0:  # pq.TransactionStatus.IDLE
+        if self.raw.closed or self.raw.broken:
+            # The server restarted or the network dropped: what this session had open is
+            # gone with it (rolled back there), so a new session is all it takes.
+            if self._reconnect is None:
+                raise StoreError("the connection to PostgreSQL was lost")
+            self.raw = self._reconnect()
+            if self._on_rollback is not None:
+                self._on_rollback()
+        elif self.raw.info.transaction_status != 0:  # pq.TransactionStatus.IDLE
             self.rollback()
 
     def commit(self) -> None:
         self.raw.commit()
 
     def rollback(self) -> None:
-        self.raw.rollback()
-        if self._on_rollback is not None:
-            self._on_rollback()
+        try:
+            if not self.raw.closed:
+                self.raw.rollback()
+        except Exception:
+            if not self.raw.broken:
+                raise
+            # A lost connection has nothing left to roll back: the server did it.
+        finally:
+            if self._on_rollback is not None:
+                self._on_rollback()
 
     def execute(self, sql: str, params: object = None) -> Any:
         return self.raw.execute(sql, params)
@@ -188,28 +204,46 @@ class PostgresStore:
     """A PostgreSQL database several collectors share. Same surface as `DuckDBStore`."""
 
     def __init__(
-        self, dsn: str, *, retention_days: float = 0.0, pool_size: int = POOL_SIZE
+        self,
+        dsn: str,
+        *,
+        retention_days: float = 0.0,
+        pool_size: int = POOL_SIZE,
+        read_only: bool = False,
     ) -> None:
+        """Connect and bring the schema up to date; with `read_only` (`handoffscope api`),
+        change nothing and refuse a schema that is not current."""
         self.path = _redact(dsn)
         self.dsn = dsn
         self.retention_days = retention_days
-        self._raw = _connect(dsn, autocommit=False)
         self._days: set[int] = set()
-        self.con = Session(self._raw, on_rollback=self._days.clear)
+        self.con = Session(
+            _connect(dsn, autocommit=False),
+            on_rollback=self._days.clear,
+            reconnect=lambda: _connect(dsn, autocommit=False),
+        )
         """The writer's session: one transaction per group commit."""
         try:
-            self.version_before, self.store_version = apply_steps(
-                self.con, read_steps(PG_DDL_DIR), STORE_VERSION_KEY
-            )
-            statements.run(
-                self.con, "set_meta", {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)}
-            )
+            if read_only:
+                self.store_version = require_steps(
+                    self.con, read_steps(PG_DDL_DIR), STORE_VERSION_KEY
+                )
+                self.version_before = self.store_version
+            else:
+                self.version_before, self.store_version = apply_steps(
+                    self.con, read_steps(PG_DDL_DIR), STORE_VERSION_KEY
+                )
+                statements.run(
+                    self.con,
+                    "set_meta",
+                    {"key": SEMCONV_VERSION_KEY, "value": str(sc.SCHEMA_VERSION)},
+                )
             self.con.commit()
         except psycopg_error() as exc:
-            self._raw.close()
+            self.con.close()
             raise StoreError(f"cannot prepare the PostgreSQL schema: {exc}") from exc
         except BaseException:
-            self._raw.close()
+            self.con.close()
             raise
         self._pool = _ReaderPool(dsn, pool_size)
         self._closed = False
@@ -227,6 +261,8 @@ class PostgresStore:
         judge, whose lease is held by this very connection)."""
         if self._closed:
             raise StoreError("store is closed")
+        # No reconnect behind its back: the judge's lease lives and dies with this very
+        # connection, so the judge must see it lost (leased_judge.py) and take it again.
         return Session(_connect(self.dsn, autocommit=False))
 
     # writer (from the writer thread, inside its transaction) -------------------------
@@ -235,7 +271,7 @@ class PostgresStore:
         """Insert the rows of `incoming` not stored yet; return exactly those rows."""
         if incoming.num_rows == 0:
             return incoming
-        raw = self._raw
+        raw = self.con.raw
         days = set(pc.unique(pc.divide(incoming.column("start_ns"), NS_PER_DAY)).to_pylist())
         missing = days - self._days
         if missing:
@@ -261,7 +297,7 @@ class PostgresStore:
     def next_commit_seq(self, after: int = 0) -> int:
         """A number for the group commit being written, unique across collectors (from one
         sequence: `after`, the writer's last, does not matter here)."""
-        return int(statements.rows(self._raw, "next_commit_seq")[0][0])
+        return int(statements.rows(self.con.raw, "next_commit_seq")[0][0])
 
     def _oldest_day(self) -> int:
         """Days before this go to spans_old: retention would delete them at once anyway."""
@@ -271,15 +307,15 @@ class PostgresStore:
 
     def add_drops(self, drops: Mapping[tuple[str, str], int]) -> None:
         if drops:
-            with statements.registered(self._raw, {"new_drops": drops_table(drops)}):
-                statements.run(self._raw, "upsert_drops")
+            with statements.registered(self.con.raw, {"new_drops": drops_table(drops)}):
+                statements.run(self.con.raw, "upsert_drops")
 
     def delete_expired(self, cutoff_ns: int) -> int:
         """Delete spans that ended before `cutoff_ns`, drop emptied days; return how many."""
         deleted = int(
-            statements.rows(self._raw, "delete_expired_spans", {"cutoff": cutoff_ns})[0][0]
+            statements.rows(self.con.raw, "delete_expired_spans", {"cutoff": cutoff_ns})[0][0]
         )
-        statements.rows(self._raw, "drop_empty_span_days", {"cutoff": cutoff_ns})
+        statements.rows(self.con.raw, "drop_empty_span_days", {"cutoff": cutoff_ns})
         self._days.clear()
         return deleted
 
@@ -312,4 +348,4 @@ class PostgresStore:
             return
         self._closed = True
         self._pool.close()
-        self._raw.close()
+        self.con.close()

@@ -108,3 +108,24 @@ def apply_steps(
             con.rollback()
             statements.rows(con, "unlock_schema", {"name": SCHEMA_LOCK})
             con.commit()
+
+
+def require_steps(con: Any, steps: list[Step], version_key: str, *, what: str = "store") -> int:
+    """For a reader that must not change the schema: the version, if it is exactly the
+    last of `steps`; otherwise a StoreError saying what to do."""
+    current = 0
+    if statements.rows(con, "table_exists", {"name": "meta"})[0][0]:
+        rows = statements.rows(con, "get_meta", {"key": version_key})
+        current = int(rows[0][0]) if rows else 0
+    latest = steps[-1].version if steps else 0
+    if current == 0:
+        raise StoreError(
+            f"no handoffscope {what} here yet: start a collector on it first (it creates the schema)"
+        )
+    if current != latest:
+        newer = "newer" if current > latest else "older"
+        raise StoreError(
+            f"the {what} schema here is at version {current}, {newer} than this handoffscope "
+            f"reads ({latest}): run the same handoffscope version as the collectors"
+        )
+    return current
