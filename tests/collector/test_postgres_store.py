@@ -393,8 +393,8 @@ def test_every_statement_runs_on_postgresql(dsn: str) -> None:
         "select_work_spans",
         "done_judge_work",
         "judge_backlog",
-        "try_judge_lease",
-        "release_judge_lease",
+        "try_lease",
+        "release_lease",
     }, "a PostgreSQL twin without a DuckDB statement of that name"
 
     pg = PostgresStore(dsn)
@@ -454,11 +454,11 @@ def test_the_judge_work_list_never_skips_a_commit_that_lands_late(dsn: str) -> N
 def test_the_judge_lease_is_held_by_one_collector_and_passes_on_when_it_dies(dsn: str) -> None:
     first, second = (psycopg.connect(dsn, autocommit=True) for _ in range(2))
     lease = {"name": "handoffscope.judge"}
-    assert statements.rows(first, "try_judge_lease", lease) == [(True,)]
-    assert statements.rows(second, "try_judge_lease", lease) == [(False,)]
+    assert statements.rows(first, "try_lease", lease) == [(True,)]
+    assert statements.rows(second, "try_lease", lease) == [(False,)]
     first.pgconn.finish()  # the socket closes, as when the process is killed
     # PostgreSQL ends the session when it reads the closed socket: soon, not at once.
-    eventually(lambda: statements.rows(second, "try_judge_lease", lease) == [(True,)])
+    eventually(lambda: statements.rows(second, "try_lease", lease) == [(True,)])
     second.close()
 
 

@@ -126,6 +126,8 @@ class Metrics:
         self.engine_stats: Callable[[], Mapping[str, int]] = dict
         """The health engine's own counters, rendered as handoffscope_engine_<name>_total."""
         self.judge_lag: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
+        self.judge_lease: Callable[[], bool] = lambda: True
+        """Whether this collector's judge is the one judging (always, on a DuckDB file)."""
         """(seconds the oldest unjudged commit has waited, commits not judged yet)."""
         self.families: list[Callable[[], list[str]]] = []
         """More families, each a callable returning Prometheus text lines (HELP, TYPE, samples)."""
@@ -236,6 +238,11 @@ class Metrics:
             "# HELP handoffscope_judge_pending_commits Group commits stored but not yet judged.",
             "# TYPE handoffscope_judge_pending_commits gauge",
             f"handoffscope_judge_pending_commits {behind}",
+            "# HELP handoffscope_judge_lease_held 1 if this collector's judge is the one "
+            "judging its store (collectors sharing PostgreSQL take turns; a DuckDB file's "
+            "one collector always is, unless --judge off).",
+            "# TYPE handoffscope_judge_lease_held gauge",
+            f"handoffscope_judge_lease_held {int(self.judge_lease())}",
         ]
         for name, value in sorted(self.engine_stats().items()):
             full = f"handoffscope_engine_{name}_total"

@@ -143,6 +143,7 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
     # grows, truthfully); only its thread is not started (see run()).
     judging = config.judge == "on"
     metrics.judge_lag = lambda: (judge.lag_seconds(), judge.pending_commits)
+    metrics.judge_lease = lambda: judging and getattr(judge, "holding", True)
     writer = Writer(
         store,
         judge,

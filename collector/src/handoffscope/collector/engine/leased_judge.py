@@ -6,7 +6,7 @@ transaction. Judgment over a run must happen exactly once however many collector
 are, and with every span of the run in view — a run's spans may arrive at different
 collectors (one trace id per resume). So one collector at a time judges everything:
 
-- **the lease** is a session advisory lock (`try_judge_lease.sql`) held by the judge's
+- **the lease** is a session advisory lock (`try_lease.sql`) held by the judge's
   own connection. Every collector's judge thread tries for it every `POLL_S`; the one that
   gets it judges until it stops. When its process dies, PostgreSQL ends the session,
   rolls its open step back (verdicts and work-list deletes together) and frees the lock:
@@ -42,7 +42,7 @@ from .judge import MIN_STEP_SPANS, RETENTION_INTERVAL_S, RETRY_S, STEP_SPANS, ST
 log = logging.getLogger(__name__)
 
 LEASE = {"name": "handoffscope.judge"}
-"""The advisory lock's name (hashed to its key by try_judge_lease.sql)."""
+"""The advisory lock's name (hashed to its key by try_lease.sql)."""
 POLL_S = 0.5
 """How often a judge without work, or without the lease, looks again. A local commit
 wakes the holder at once; another collector's commit waits for this poll."""
@@ -126,7 +126,7 @@ class LeasedJudge:
         try:
             if self.holding:
                 self.con.rollback()
-                statements.rows(self.con, "release_judge_lease", LEASE)
+                statements.rows(self.con, "release_lease", LEASE)
                 self.con.commit()
         except Exception:  # the connection may be gone; closing it frees the lock anyway
             log.debug("releasing the judge lease failed", exc_info=True)
@@ -173,7 +173,7 @@ class LeasedJudge:
 
     def _take_lease(self) -> bool:
         con = self.con
-        got = bool(statements.rows(con, "try_judge_lease", LEASE)[0][0])
+        got = bool(statements.rows(con, "try_lease", LEASE)[0][0])
         con.commit()
         if not got:
             return False
@@ -202,7 +202,7 @@ class LeasedJudge:
         try:
             self.con.rollback()
             if was:
-                statements.rows(self.con, "release_judge_lease", LEASE)
+                statements.rows(self.con, "release_lease", LEASE)
                 self.con.commit()
         except Exception:
             # The connection is broken: PostgreSQL freed the lock with the session.

@@ -17,6 +17,12 @@ again with its stored payload. The one window for a duplicate is a post that rea
 the receiver but whose answer was lost; `X-Handoffscope-Delivery` lets the receiver
 drop it.
 
+One sender per store: collectors sharing a PostgreSQL database each run a notifier, but
+only the holder of the notify lease (`Store.lease`, a session advisory lock) polls and
+sends; the others wait, and one of them takes over within a poll when the holder dies,
+resending what it left pending (as a restart does). On a DuckDB file the one collector
+always holds it.
+
 Metrics (`render`, on /metrics): `handoffscope_notifications_total{destination,event,status}`
 (events recorded, sent, given up), `handoffscope_notification_posts_total{destination,answer}`
 and the gauge `handoffscope_notifications_pending{destination}`.
@@ -51,7 +57,9 @@ BUSY_IDLE_FACTOR = 4.0
 """After a full poll (a backlog), idle this many times as long as it took before the
 next: a flood of events is worked off at no more than a fifth of a core, so ingest,
 which shares the process, keeps the rest."""
+LEASE_NAME = "handoffscope.notify"
 FAMILIES = (
+    "handoffscope_notify_lease_held",
     "handoffscope_notifications_total",
     "handoffscope_notification_posts_total",
     "handoffscope_notifications_pending",
@@ -135,12 +143,23 @@ class Notifier:
         self._event_of: dict[str, str] = {}
         self._stats_lock = threading.Lock()
         self._last_expiry = 0.0
+        self.lease = store.lease(LEASE_NAME)
+        self._resumed = False
+        """Whether the pending rows were queued since this process took the lease."""
         self.polls = 0
         """Completed polls (tests wait on it instead of sleeping)."""
 
     # --- lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
+        if self.lease.hold():
+            self._resume()
+        for sender in self._senders.values():
+            sender.start()
+        self._thread.start()
+
+    def _resume(self) -> None:
+        """On taking the lease: what was handled before, and the pending rows queued again."""
         cur = self.store.cursor()
         try:
             rows = statements.rows(cur, "notify/known_notifications")
@@ -155,9 +174,7 @@ class Notifier:
                 self._event_of[key] = event["event"]
                 sender.put(Queued(key, event, attempts))
                 reloaded += 1
-        for sender in self._senders.values():
-            sender.start()
-        self._thread.start()
+        self._resumed = True
         log.info(
             "notifier: %d destinations, %d known notifications, %d pending resent",
             len(self._senders),
@@ -172,6 +189,7 @@ class Notifier:
         for sender in self._senders.values():
             sender.close()
         self._apply_results()
+        self.lease.release()
 
     # --- the thread --------------------------------------------------------------------
 
@@ -180,6 +198,15 @@ class Notifier:
             t0 = time.monotonic()
             full = False
             try:
+                if not self.lease.hold():
+                    # Another collector sends; when it stops, this one resumes from the
+                    # table (its own memory of handled events may be stale by then).
+                    self._resumed = False
+                    self._stop.wait(self.poll_seconds)
+                    continue
+                if not self._resumed:
+                    self._handled.clear()
+                    self._resume()
                 full = self.poll(time.time_ns())
             except Exception:
                 # A failed poll (the store closing, a transient conflict) is retried on
@@ -325,5 +352,11 @@ class Notifier:
         out += [
             f'handoffscope_notifications_pending{{destination="{name}"}} {s.pending}'
             for name, s in sorted(self._senders.items())
+        ]
+        out += [
+            "# HELP handoffscope_notify_lease_held 1 if this collector is the one sending "
+            "notifications for its store (collectors sharing PostgreSQL take turns).",
+            "# TYPE handoffscope_notify_lease_held gauge",
+            f"handoffscope_notify_lease_held {int(self.lease.held)}",
         ]
         return out

@@ -125,6 +125,17 @@ def span_keys(table: pa.Table) -> pa.ChunkedArray:
 
 # --- schema steps: steps.py (shared with PostgreSQL); re-exported for the store's users ---
 
+
+class SoleLease:
+    held = True
+
+    def hold(self) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+
 # --- the store --------------------------------------------------------------------------
 
 
@@ -236,6 +247,11 @@ class DuckDBStore:
             with statements.registered(con, {"new_spans": new}):
                 statements.run(con, "insert_spans", {"commit_seq": commit_seq})
         return new
+
+    def lease(self, name: str) -> SoleLease:
+        """A lease among the processes sharing this store: one owns the file, so it is
+        always this one (PostgreSQL's collectors compete for theirs)."""
+        return SoleLease()
 
     def next_commit_seq(self, after: int) -> int:
         """The number of the group commit being written: the one writer counts on from

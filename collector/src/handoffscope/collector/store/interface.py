@@ -18,6 +18,15 @@ import pyarrow as pa
 from .statements import Connection
 
 
+class Lease(Protocol):
+    """Held by one process at a time among those sharing a store (`Store.lease`)."""
+
+    def hold(self) -> bool:
+        """Whether this process holds it now, taking it if free; cheap to call often."""
+
+    def release(self) -> None: ...
+
+
 class Store(Protocol):
     @property
     def path(self) -> Path | str:
@@ -36,6 +45,9 @@ class Store(Protocol):
 
     def insert_new_spans(self, incoming: pa.Table, commit_seq: int | None = None) -> pa.Table:
         """Insert the rows not stored yet (inside the writer's transaction); return them."""
+
+    def lease(self, name: str) -> Lease:
+        """The lease called `name`, for work one process at a time must do."""
 
     def next_commit_seq(self, after: int) -> int:
         """The number of the group commit being written (`after`: the writer's last)."""

@@ -141,6 +141,42 @@ class Session:
         return getattr(self.raw, name)
 
 
+class AdvisoryLease:
+    """A named lease several collectors compete for: a session advisory lock held by a
+    connection of its own, freed by PostgreSQL when the holder's session ends (`hold()`
+    notices a lost connection and tries again on a new one)."""
+
+    def __init__(self, dsn: str, name: str) -> None:
+        self.dsn = dsn
+        self.params = {"name": name}
+        self._con: Any = None
+        self.held = False
+
+    def hold(self) -> bool:
+        """Whether this process holds the lease now (taking it if it is free)."""
+        try:
+            if self._con is None or self._con.closed or self._con.broken:
+                self.held = False
+                self._con = _connect(self.dsn, autocommit=True)
+            if self.held:
+                statements.rows(self._con, "lease_alive")
+            else:
+                self.held = bool(statements.rows(self._con, "try_lease", self.params)[0][0])
+        except Exception:
+            log.debug("lease %s: connection lost", self.params["name"], exc_info=True)
+            self.held = False
+            if self._con is not None:
+                self._con.close()
+            self._con = None
+        return self.held
+
+    def release(self) -> None:
+        if self._con is not None:
+            self._con.close()  # the lock goes with the session
+        self._con = None
+        self.held = False
+
+
 class _Pooled:
     """A reader's connection from the pool: `close()` gives it back instead of ending it."""
 
@@ -293,6 +329,10 @@ class PostgresStore:
             incoming.column("trace_id"), incoming.column("span_id"), ""
         )
         return incoming.filter(pc.is_in(joined, value_set=keys))
+
+    def lease(self, name: str) -> AdvisoryLease:
+        """A lease one collector at a time holds (the notifier's: one sender of each event)."""
+        return AdvisoryLease(self.dsn, name)
 
     def next_commit_seq(self, after: int = 0) -> int:
         """A number for the group commit being written, unique across collectors (from one
