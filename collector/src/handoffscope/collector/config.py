@@ -124,8 +124,37 @@ def _is_shared(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
+class _Served:
+    """What a config that opens a store and serves HTTP derives from its fields."""
+
+    store: str
+    db: str
+    token: str
+    allowed_hosts: str
+    host: str
+
+    @property
+    def store_target(self) -> str:
+        """What the process opens: `--store` when given, else the `--db` file."""
+        return self.store or self.db
+
+    @property
+    def shared_store(self) -> bool:
+        """Whether the store is PostgreSQL (shared by collectors) rather than a DuckDB file."""
+        return _is_shared(self.store_target)
+
+    @property
+    def auth(self) -> bool:
+        return bool(self.token)
+
+    @property
+    def host_names(self) -> list[str]:
+        """`--allowed-hosts` as a list, plus the bound address when it names one host."""
+        return _host_names(self.allowed_hosts, self.host)
+
+
 @dataclass(frozen=True)
-class CollectorConfig:
+class CollectorConfig(_Served):
     """What the collector runs with; built by `parse_args`, passed to every part."""
 
     db: str = option(
@@ -297,27 +326,8 @@ class CollectorConfig:
     )
 
     @property
-    def store_target(self) -> str:
-        """What the collector opens: `--store` when given, else the `--db` file."""
-        return self.store or self.db
-
-    @property
-    def shared_store(self) -> bool:
-        """Whether the store is PostgreSQL (shared by collectors) rather than a DuckDB file."""
-        return _is_shared(self.store_target)
-
-    @property
     def notifying(self) -> bool:
         return bool(self.notify or self.notify_config)
-
-    @property
-    def auth(self) -> bool:
-        return bool(self.token)
-
-    @property
-    def host_names(self) -> list[str]:
-        """`--allowed-hosts` as a list, plus the bound address when it names one host."""
-        return _host_names(self.allowed_hosts, self.host)
 
 
 SETTINGS = options.options_of(CollectorConfig)
@@ -362,7 +372,7 @@ def render_markdown_table() -> str:
 
 
 @dataclass(frozen=True)
-class QueryConfig:
+class QueryConfig(_Served):
     """What `handoffscope api` runs with: the query API over a store, nothing else."""
 
     store: str = _store_option("what the collectors write")
@@ -387,22 +397,6 @@ class QueryConfig:
         "Bearer token; when set, /api/v1/* require `Authorization: Bearer <token>` (/healthz stays open).",
         flag=None,
     )
-
-    @property
-    def store_target(self) -> str:
-        return self.store or self.db
-
-    @property
-    def shared_store(self) -> bool:
-        return _is_shared(self.store_target)
-
-    @property
-    def auth(self) -> bool:
-        return bool(self.token)
-
-    @property
-    def host_names(self) -> list[str]:
-        return _host_names(self.allowed_hosts, self.host)
 
 
 QUERY_SETTINGS = options.options_of(QueryConfig)

@@ -19,12 +19,11 @@ import asyncio
 import logging
 import sys
 
-import uvicorn
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from handoffscope.collector import connections, lograte
+from handoffscope.collector import connections
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.config import CollectorConfig, QueryConfig
 from handoffscope.collector.engine import ENGINE_VERSION_KEY
@@ -33,7 +32,7 @@ from handoffscope.collector.engine.leased_judge import LeasedJudge
 from handoffscope.collector.hosts import AllowedHosts
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.query.api import query_app
-from handoffscope.collector.server import JUDGE_DEGRADED_S, _bind, _json_error, _say, _Server
+from handoffscope.collector.server import JUDGE_DEGRADED_S, _bind, _json_error, _say, http_server
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.store.interface import Store
@@ -127,19 +126,11 @@ def run(config: QueryConfig) -> int:
     try:
         http_sock = _bind(config.host, config.http_port)
         port = http_sock.getsockname()[1]
-        lograte.install()
-        server = _Server(
-            uvicorn.Config(
-                app_for(config, store, judge),
-                http=connections.protocol_class(limits),
-                backlog=connections.ACCEPT_BACKLOG,
-                lifespan="off",
-                log_config=None,
-                log_level="warning" if config.log_level == "info" else config.log_level,
-                access_log=False,
-                server_header=False,
-                timeout_keep_alive=defaults.idle_timeout_seconds,  # type: ignore[arg-type]
-            )
+        server = http_server(
+            app_for(config, store, judge),
+            limits,
+            log_level=config.log_level,
+            idle_timeout_s=defaults.idle_timeout_seconds,
         )
         host = f"[{config.host}]" if ":" in config.host else config.host
         server.on_started = lambda: _say(

@@ -300,6 +300,36 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def http_server(
+    app: Any,
+    limits: connections.ConnectionLimits,
+    *,
+    log_level: str,
+    idle_timeout_s: float,
+    graceful_s: int | None = None,
+) -> _Server:
+    """uvicorn serving `app` with the port's connection hygiene (`connections.py`)."""
+    lograte.install()
+    return _Server(
+        uvicorn.Config(
+            app,
+            http=connections.protocol_class(limits),
+            backlog=connections.ACCEPT_BACKLOG,
+            lifespan="off",
+            # No logging config of uvicorn's own: its loggers propagate to ours, which
+            # carry the rate limit (lograte.py).
+            log_config=None,
+            log_level="warning" if log_level == "info" else log_level,
+            access_log=False,
+            server_header=False,
+            timeout_keep_alive=idle_timeout_s,  # type: ignore[arg-type]
+            # Not limit_concurrency: see connections.py (idle connections would make
+            # /healthz answer 503); the cap is --max-connections.
+            timeout_graceful_shutdown=graceful_s,
+        )
+    )
+
+
 def _say(line: str) -> None:
     print(line, flush=True)
 
@@ -361,24 +391,12 @@ def run(config: CollectorConfig) -> int:
         )
         http_sock = _bind(config.host, config.http_port)
         http_port = http_sock.getsockname()[1]
-        lograte.install()
-        server = _Server(
-            uvicorn.Config(
-                parts.app,
-                http=connections.protocol_class(parts.limits),
-                backlog=connections.ACCEPT_BACKLOG,
-                lifespan="off",
-                # No logging config of uvicorn's own: its loggers propagate to ours, which
-                # carry the rate limit (lograte.py).
-                log_config=None,
-                log_level="warning" if config.log_level == "info" else config.log_level,
-                access_log=False,
-                server_header=False,
-                timeout_keep_alive=config.idle_timeout_seconds,  # type: ignore[arg-type]
-                # Not limit_concurrency: see connections.py (idle connections would make
-                # /healthz answer 503); the cap is --max-connections.
-                timeout_graceful_shutdown=int(COMMIT_TIMEOUT_S) + 5,
-            )
+        server = http_server(
+            parts.app,
+            parts.limits,
+            log_level=config.log_level,
+            idle_timeout_s=config.idle_timeout_seconds,
+            graceful_s=int(COMMIT_TIMEOUT_S) + 5,
         )
         host = f"[{config.host}]" if ":" in config.host else config.host
         grpc_stopped: list[threading.Event] = []

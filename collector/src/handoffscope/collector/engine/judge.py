@@ -24,10 +24,12 @@ retention pass runs here too), so the engine needs no lock.
 
 from __future__ import annotations
 
+import abc
 import logging
 import threading
 import time
 from collections import OrderedDict
+from typing import Any
 
 import duckdb
 
@@ -62,11 +64,66 @@ RETENTION_INTERVAL_S = 3600.0
 _NS_PER_DAY = 86_400 * 10**9
 
 
-class Judge:
-    def __init__(self, store: DuckDBStore, engine, *, retention_days: float = 0.0) -> None:
+class JudgeBase(abc.ABC):
+    """What both judges share: their thread, failure state, step sizing and retention."""
+
+    def __init__(self, store: Any, engine: Any, retention_days: float) -> None:
         self.store = store
         self.engine = engine
         self.retention_days = retention_days
+        self._failures = 0
+        self._next_retention = 0.0
+        self.rate: float | None = None
+        """Spans judged per second of a step (wall clock), smoothed; None: not measured yet."""
+        self._thread = threading.Thread(target=self._run, name="handoffscope-judge", daemon=True)
+
+    @abc.abstractmethod
+    def _run(self) -> None:
+        """The judge's thread: its own loop."""
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def failing(self) -> bool:
+        """The last step failed (it is retried); /healthz reports it."""
+        return self._failures > 0
+
+    def step_budget(self) -> int:
+        """Spans the next step may take: STEP_TARGET_S of the measured rate, within bounds."""
+        if self.rate is None:
+            return STEP_SPANS
+        return int(min(STEP_SPANS, max(MIN_STEP_SPANS, self.rate * STEP_TARGET_S)))
+
+    def _measured(self, spans: int, elapsed: float) -> None:
+        if spans >= 1024 and elapsed > 0:  # small steps say little about the rate
+            rate = spans / elapsed
+            self.rate = rate if self.rate is None else 0.5 * self.rate + 0.5 * rate
+
+    def _retention_due(self) -> int | None:
+        """The cutoff of a derived-table retention pass, if one is due (hourly)."""
+        if self.retention_days <= 0 or time.monotonic() < self._next_retention:
+            return None
+        self._next_retention = time.monotonic() + RETENTION_INTERVAL_S
+        return time.time_ns() - int(self.retention_days * _NS_PER_DAY)
+
+    def _retention(self, con: Any, cutoff_ns: int) -> None:
+        con.begin()
+        try:
+            self.engine.retention(con, cutoff_ns)
+            con.commit()
+        except BaseException:
+            con.rollback()
+            self.engine.rollback()
+            raise
+
+
+class Judge(JudgeBase):
+    """The judge of one DuckDB file, from its durable mark (the module's docstring)."""
+
+    def __init__(self, store: DuckDBStore, engine, *, retention_days: float = 0.0) -> None:
+        super().__init__(store, engine, retention_days)
         # Its own connection, made here in the opening thread (DuckDB connections are
         # cheap; one per thread keeps the writer's transaction apart from ours).
         self.con: duckdb.DuckDBPyConnection = store.session()
@@ -80,11 +137,6 @@ class Judge:
         """Spans of each commit not judged yet, as the writer reported them."""
         self._wake = threading.Condition()
         self._stopping = False
-        self._failures = 0
-        self._next_retention = 0.0
-        self.rate: float | None = None
-        """Spans judged per second of a step (wall clock), smoothed; None: not measured yet."""
-        self._thread = threading.Thread(target=self._run, name="handoffscope-judge", daemon=True)
 
     # -- called by the writer and the health endpoints (any thread) -----------------------
 
@@ -115,15 +167,6 @@ class Judge:
         if oldest is None:
             return 0.0
         return max(0.0, ((now_ns or time.time_ns()) - oldest) / 1e9)
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    @property
-    def failing(self) -> bool:
-        """The last step failed (it is retried); /healthz reports it."""
-        return self._failures > 0
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -176,12 +219,6 @@ class Judge:
                     )
                     return
 
-    def step_budget(self) -> int:
-        """Spans the next step may take: STEP_TARGET_S of the measured rate, within bounds."""
-        if self.rate is None:
-            return STEP_SPANS
-        return int(min(STEP_SPANS, max(MIN_STEP_SPANS, self.rate * STEP_TARGET_S)))
-
     def _step_end(self) -> int:
         """The last commit of the next step: as many commits as the budget holds (one at least)."""
         budget = self.step_budget()
@@ -209,10 +246,7 @@ class Judge:
             con.rollback()
             self.engine.rollback()
             raise
-        elapsed = time.perf_counter() - t0
-        if spans.num_rows >= 1024 and elapsed > 0:  # small steps say little about the rate
-            rate = spans.num_rows / elapsed
-            self.rate = rate if self.rate is None else 0.5 * self.rate + 0.5 * rate
+        self._measured(spans.num_rows, time.perf_counter() - t0)
         with self._wake:
             self.mark = upto
             for s in [s for s in self._commit_times if s <= upto]:
@@ -221,19 +255,10 @@ class Judge:
                 del self._commit_spans[s]
 
     def _retention_if_due(self) -> None:
-        if self.retention_days <= 0 or time.monotonic() < self._next_retention:
+        cutoff_ns = self._retention_due()
+        if cutoff_ns is None:
             return
-        self._next_retention = time.monotonic() + RETENTION_INTERVAL_S
-        cutoff_ns = time.time_ns() - int(self.retention_days * _NS_PER_DAY)
-        con = self.con
         try:
-            con.begin()
-            try:
-                self.engine.retention(con, cutoff_ns)
-                con.commit()
-            except BaseException:
-                con.rollback()
-                self.engine.rollback()
-                raise
+            self._retention(self.con, cutoff_ns)
         except Exception:
             log.error("derived-table retention failed; retrying in an hour", exc_info=True)

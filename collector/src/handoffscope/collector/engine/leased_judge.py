@@ -37,7 +37,7 @@ from typing import Any
 
 from ..store import statements
 from ..store.postgres_store import PostgresStore
-from .judge import MIN_STEP_SPANS, RETENTION_INTERVAL_S, RETRY_S, STEP_SPANS, STEP_TARGET_S
+from .judge import RETRY_S, JudgeBase
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +48,9 @@ POLL_S = 0.5
 wakes the holder at once; another collector's commit waits for this poll."""
 CLOSE_BUDGET_S = 30.0
 """At shutdown the holder judges what is listed for this long at most, then hands over."""
-_NS_PER_DAY = 86_400 * 10**9
 
 
-class LeasedJudge:
+class LeasedJudge(JudgeBase):
     def __init__(
         self,
         store: PostgresStore,
@@ -59,11 +58,9 @@ class LeasedJudge:
         *,
         retention_days: float = 0.0,
     ) -> None:
-        self.store = store
+        # `engine` is the current lease's (None while another collector holds it).
+        super().__init__(store, None, retention_days)
         self.make_engine = make_engine
-        self.retention_days = retention_days
-        self.engine: Any = None
-        """The engine of the current lease (None while another collector holds it)."""
         self.con = store.session()
         self.holding = False
         """Whether this collector holds the judge lease."""
@@ -74,10 +71,6 @@ class LeasedJudge:
         self._wake = threading.Condition()
         self._stopping = False
         self._judging = True
-        self._failures = 0
-        self._next_retention = 0.0
-        self.rate: float | None = None
-        self._thread = threading.Thread(target=self._run, name="handoffscope-judge", daemon=True)
 
     # -- called by the writer and the health endpoints (any thread) -----------------------
 
@@ -100,14 +93,6 @@ class LeasedJudge:
         if not count or oldest is None:
             return 0.0
         return max(0.0, ((now_ns or time.time_ns()) - oldest) / 1e9)
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    @property
-    def failing(self) -> bool:
-        return self._failures > 0
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -212,11 +197,6 @@ class LeasedJudge:
             finally:
                 self.con = self.store.session()
 
-    def step_budget(self) -> int:
-        if self.rate is None:
-            return STEP_SPANS
-        return int(min(STEP_SPANS, max(MIN_STEP_SPANS, self.rate * STEP_TARGET_S)))
-
     def _step(self) -> bool:
         """Judge the oldest listed commits; return whether there were any."""
         con = self.con
@@ -239,10 +219,7 @@ class LeasedJudge:
             if self.engine is not None:
                 self.engine.rollback()
             raise
-        elapsed = time.perf_counter() - t0
-        if n >= 1024 and elapsed > 0:
-            rate = n / elapsed
-            self.rate = rate if self.rate is None else 0.5 * self.rate + 0.5 * rate
+        self._measured(n, time.perf_counter() - t0)
         with self._wake:
             self._backlog = (int(count), None if oldest is None else int(oldest))
         if seqs:
@@ -256,16 +233,6 @@ class LeasedJudge:
             self._backlog = (int(count), None if oldest is None else int(oldest))
 
     def _retention_if_due(self) -> None:
-        if self.retention_days <= 0 or time.monotonic() < self._next_retention:
-            return
-        self._next_retention = time.monotonic() + RETENTION_INTERVAL_S
-        cutoff_ns = time.time_ns() - int(self.retention_days * _NS_PER_DAY)
-        con = self.con
-        con.begin()
-        try:
-            self.engine.retention(con, cutoff_ns)
-            con.commit()
-        except BaseException:
-            con.rollback()
-            self.engine.rollback()
-            raise
+        cutoff_ns = self._retention_due()
+        if cutoff_ns is not None:
+            self._retention(self.con, cutoff_ns)
