@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from ingest_support import encode, handoff, read_db, span_keys
 from opentelemetry.sdk.trace.export import SpanExportResult
@@ -53,6 +54,22 @@ def test_sigterm_and_ctrl_c_flush_and_close_the_file(collector, otlp_sender_fact
         if sig is signal.SIGTERM:
             collector.start()
     assert read_db(collector.db_path, "SELECT count(*) FROM spans") == [(4,)]
+
+
+def test_the_collector_process_never_loads_pandas(collector, otlp_sender_factory) -> None:
+    """pyarrow would import pandas (installed here, with the dashboard) on its first list
+    conversion: seconds of start-up and tens of MB for nothing the collector uses. The
+    process's own memory map says whether any of pandas' libraries were loaded, after
+    real ingest, judging and queries."""
+    sender = otlp_sender_factory(collector, "http")
+    handoff(sender, "run-nopandas")
+    assert sender.send() is SpanExportResult.SUCCESS
+    assert collector.run("run-nopandas", until=lambda r: len(r["handoffs"]) == 1)["handoffs"]
+    collector.get("/api/v1/review/weekly", format="csv").raise_for_status()
+    collector.api("/api/v1/edges")
+    maps = Path(f"/proc/{collector.proc.pid}/maps").read_text()
+    assert "/pandas/" not in maps
+    assert "/pyarrow/" in maps  # the check itself can see a package's libraries
 
 
 def test_second_collector_on_the_same_file_is_refused_clearly(collector) -> None:

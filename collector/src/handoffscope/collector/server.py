@@ -357,8 +357,10 @@ def run(config: CollectorConfig) -> int:
     http_sock = None
     try:
         # pyarrow imports pandas on its first conversion of a Python list (to look for
-        # pandas types): 5-15 s on a loaded machine, measured. Paid here, before "ready",
-        # rather than by the first export, which it held past a 10 s exporter timeout.
+        # pandas types): 5-15 s on a loaded machine, measured, which held the first export
+        # past a 10 s exporter timeout. The entry points refuse pandas (cli.py), so this
+        # costs nothing there; a process that imports the collector and has pandas pays
+        # it here, before "ready", rather than in the first export.
         pa.array([], pa.string())
         engine.install(store.con)
         if not shared:
