@@ -4,7 +4,8 @@
 a free TCP port of 127.0.0.1 (and a Unix socket in the same directory, so two servers
 never share `/var/run/postgresql`), trusting local connections: the fixture is the only
 client and the port is loopback-only. `.dsn` is the `postgresql://` URL a collector is
-given; `.stop()` shuts it down (`pg_ctl stop -m fast`) and removes the directory.
+given; `.stop()` shuts it down (`pg_ctl stop -m fast`) and removes the directory;
+`with .down():` stops it for the block and starts it again (a restart under clients).
 
 PostgreSQL refuses to run as root, and CI runs as root, so when the tests are root the
 cluster belongs to an unprivileged user (`nobody`) and every server command runs under
@@ -23,6 +24,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -99,6 +102,11 @@ class PostgresServer:
             "initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust",
             "--encoding=UTF8", "--locale=C.UTF-8", "--no-instructions",
         )  # fmt: skip
+        self._start_server()
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER, DATABASE)
+        return self
+
+    def _start_server(self) -> None:
         options = [
             f"-p {self.port}",
             "-c listen_addresses=127.0.0.1",
@@ -111,8 +119,17 @@ class PostgresServer:
             "-t", str(START_TIMEOUT_S), "-o", " ".join(options), "start",
         )  # fmt: skip
         self.started = True
-        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER, DATABASE)
-        return self
+
+    @contextmanager
+    def down(self) -> Iterator[None]:
+        """The server stopped for the block (fast shutdown: every session is cut, as in a
+        restart or a fail-over), then started again on the same port with the same data."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+        self.started = False
+        try:
+            yield
+        finally:
+            self._start_server()
 
     def stop(self) -> None:
         try:

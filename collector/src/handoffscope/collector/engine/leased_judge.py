@@ -190,12 +190,18 @@ class LeasedJudge(JudgeBase):
                 statements.rows(self.con, "release_lease", LEASE)
                 self.con.commit()
         except Exception:
-            # The connection is broken: PostgreSQL freed the lock with the session.
-            log.debug("judge connection lost; reconnecting", exc_info=True)
-            try:
-                self.con.close()
-            finally:
-                self.con = self.store.session()
+            log.debug("giving the judge lease back failed", exc_info=True)
+        if not self.con.closed:
+            return
+        # The connection is broken: PostgreSQL freed the lock with the session.
+        self.con.close()
+        try:
+            self.con = self.store.session()
+        except Exception:
+            # PostgreSQL is away (restarting, failing over): keep the closed session. The
+            # next attempt fails on it and comes back here, every RETRY_S, until the server
+            # answers. (Raising here used to end the judge thread for good.)
+            log.debug("reconnecting the judge failed; retrying", exc_info=True)
 
     def _step(self) -> bool:
         """Judge the oldest listed commits; return whether there were any."""
