@@ -60,6 +60,9 @@ def test_collector_stores_and_judges_again_after_postgres_restarts(
         what="an export stored after the restart",
     )
     assert stored.status_code == 200
+    # The query API's pooled connections died with the server: none is lent again (the
+    # first request after a restart used to answer 500).
+    assert collector.get("/api/v1/runs").status_code == 200
     # ... and judged: the judge reconnected and took the lease again.
     assert collector.run("after")["handoff_count"] == 1
     health = eventually(collector.healthz, lambda h: h["status"] == "ok", or_last=True)

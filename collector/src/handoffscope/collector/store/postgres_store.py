@@ -197,6 +197,18 @@ class _Pooled:
         return getattr(self.raw, name)
 
 
+def _answers(raw: Any) -> bool:
+    """Whether a pooled connection still answers. A PostgreSQL restart (or a proxy's idle
+    timeout) leaves pooled connections that look open until used, and the request that
+    used one answered 500 (seen after a restart); one trivial round trip before lending
+    it (tens of µs here) is what every request pays instead."""
+    try:
+        statements.rows(raw, "lease_alive")
+        return True
+    except Exception:
+        return False
+
+
 class _ReaderPool:
     """Autocommit connections for readers, kept for the next one: a new connection costs
     a round trip, a TLS handshake on a managed database and a backend process (several
@@ -205,18 +217,23 @@ class _ReaderPool:
     def __init__(self, dsn: str, keep: int) -> None:
         self.dsn = dsn
         self.keep = keep
-        self._idle: list[Any] = []
+        self._idle: list[tuple[Any, float]] = []
+        """Connections put back, with when (monotonic)."""
         self._lock = threading.Lock()
         self.closed = False
 
     def take(self) -> _Pooled:
-        with self._lock:
-            if self.closed:
-                raise StoreError("store is closed")
-            raw = self._idle.pop() if self._idle else None
-        if raw is None:
-            raw = _connect(self.dsn, autocommit=True)
-        return _Pooled(raw, self)
+        while True:
+            with self._lock:
+                if self.closed:
+                    raise StoreError("store is closed")
+                idle = self._idle.pop() if self._idle else None
+            if idle is None:
+                return _Pooled(_connect(self.dsn, autocommit=True), self)
+            raw, _ = idle
+            if _answers(raw):
+                return _Pooled(raw, self)
+            raw.close()  # the server restarted, or dropped it: try the next one
 
     def give_back(self, raw: Any) -> None:
         # Only a clean, idle connection is kept: one broken by a restart of the server,
@@ -224,7 +241,7 @@ class _ReaderPool:
         healthy = not raw.closed and raw.info.transaction_status == 0
         with self._lock:
             if healthy and not self.closed and len(self._idle) < self.keep:
-                self._idle.append(raw)
+                self._idle.append((raw, time.monotonic()))
                 return
         raw.close()
 
@@ -232,7 +249,7 @@ class _ReaderPool:
         with self._lock:
             self.closed = True
             idle, self._idle = self._idle, []
-        for raw in idle:
+        for raw, _ in idle:
             raw.close()
 
 
