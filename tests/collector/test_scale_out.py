@@ -203,6 +203,13 @@ def answers(collector: CollectorProcess, run_ids: list[str]) -> dict[str, Any]:
         **{f"run {r}": (f"/api/v1/runs/{r}", {}) for r in run_ids},
         "runs": ("/api/v1/runs", {"since": since, "ids": "true"}),
         "runs loop": ("/api/v1/runs", {"since": since, "verdict": sc.LOOP}),
+        **{
+            f"runs by {sort}": ("/api/v1/runs", {"since": since, "sort": sort, "limit": 1})
+            for sort in ("newest", "severity", "silent", "last_seen")
+        },
+        "runs agent": ("/api/v1/runs", {"since": since, "agent": "fraud"}),
+        "runs q": ("/api/v1/runs", {"since": since, "q": "run-res"}),
+        "runs in flight": ("/api/v1/runs", {"since": since, "state": "in_flight"}),
         "handoffs": ("/api/v1/handoffs", {"since": since}),
         "handoffs unhealthy": ("/api/v1/handoffs", {"since": since, "unhealthy": "true"}),
         "edges": ("/api/v1/edges", {"since": since}),
@@ -248,6 +255,11 @@ def test_a_resumed_run_split_across_two_collectors_is_one_run_judged_once(
         sc.HEALTHY, sc.CONTRACT_REJECTED, sc.ROUTE_REJECTED,
     ]  # fmt: skip
     assert reference["run run-looping"]["loop"] is True
+    # A page smaller than its matches: the total still counts them all.
+    assert [len(reference["runs by newest"]["runs"]), reference["runs by newest"]["total"]] == [
+        1,
+        2,
+    ]
 
     # Judged once: one row per run and per handoff, whichever collector judged what.
     assert sql(dsn, "SELECT run_id, count(*) FROM runs GROUP BY 1 ORDER BY 1") == [
