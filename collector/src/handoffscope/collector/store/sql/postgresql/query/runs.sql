@@ -65,25 +65,14 @@ matching AS NOT MATERIALIZED (
        OR ($state = 'in_flight' AND in_flight)
        OR ($state = 'stuck' AND stuck)
        OR ($state = 'looping' AND in_flight AND loop)
-),
-page AS (
-    SELECT *
-    FROM matching
-    ORDER BY
-        CASE WHEN $sort = 'severity' THEN array_position($ranked::text[], verdict) END,
-        CASE WHEN $sort = 'severity' THEN NOT stuck END,
-        CASE WHEN $sort IN ('severity', 'silent') THEN last_activity_ns END,
-        CASE WHEN $sort = 'last_seen' THEN -last_seen_ns END,
-        first_seen_ns DESC,
-        run_id
-    LIMIT $limit
 )
-SELECT *, (SELECT count(*) FROM matching) AS total
-FROM page
+SELECT *, (SELECT count(*) FROM matching) AS total  -- an InitPlan: counted once
+FROM matching
 ORDER BY
     CASE WHEN $sort = 'severity' THEN array_position($ranked::text[], verdict) END,
     CASE WHEN $sort = 'severity' THEN NOT stuck END,
     CASE WHEN $sort IN ('severity', 'silent') THEN last_activity_ns END,
     CASE WHEN $sort = 'last_seen' THEN -last_seen_ns END,
     first_seen_ns DESC,
-    run_id;
+    run_id
+LIMIT $limit;
