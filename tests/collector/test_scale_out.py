@@ -256,23 +256,16 @@ def test_a_resumed_run_split_across_two_collectors_is_one_run_judged_once(
     ]  # fmt: skip
     assert reference["run run-looping"]["loop"] is True
     # A page smaller than its matches: the total still counts them all.
-    assert [len(reference["runs by newest"]["runs"]), reference["runs by newest"]["total"]] == [
-        1,
-        2,
-    ]
+    page = reference["runs by newest"]
+    assert (len(page["runs"]), page["total"]) == (1, 2)
 
     # Judged once: one row per run and per handoff, whichever collector judged what.
     assert sql(dsn, "SELECT run_id, count(*) FROM runs GROUP BY 1 ORDER BY 1") == [
         ("run-looping", 1),
         ("run-resumed", 1),
     ]
-    assert (
-        sql(
-            dsn,
-            "SELECT run_id, handoff_id, count(*) FROM handoffs GROUP BY 1, 2 HAVING count(*) <> 1",
-        )
-        == []
-    )
+    twice = "SELECT run_id, handoff_id FROM handoffs GROUP BY 1, 2 HAVING count(*) <> 1"
+    assert sql(dsn, twice) == []
     assert sql(dsn, "SELECT count(*) FROM handoffs")[0][0] == 6
     # The rollups, kept with +1/-1 deltas, equal a recount of the handoff rows
     # (engine/__init__.py: daily_key, edge_key).
