@@ -41,9 +41,11 @@ SERVICE = "scale-out-app"
 S = 10**9
 LEASE_TAKEN = "holds the judge lease"
 """What leased_judge.py logs when this collector takes the lease."""
-CLOCK_FIELDS = {"now", "seconds_since_last_activity", "seconds_left"}
-"""Answer fields that are, or count seconds up to, the moment of the query: they differ between
-any two requests, so the comparison leaves them out (every instant is compared)."""
+CLOCK_FIELDS = {"now", "seconds_since_last_activity", "seconds_left", "days"}
+"""Answer fields that are, or count up to, the moment of the query: they differ between
+any two requests, so the comparison leaves them out (every instant is compared). `days`
+is the weekly review's days elapsed in the current week (to 0.001 day: it moves every
+86 s; whole weeks say 7)."""
 
 
 @pytest.fixture(scope="module")
