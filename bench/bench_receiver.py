@@ -137,7 +137,9 @@ def make_template() -> tuple[bytes, dict]:
 def client_main(args: argparse.Namespace) -> None:
     template = Path(args.payload).read_bytes()
     layout = json.loads(Path(args.payload + ".json").read_text())
-    host, port = args.target.split(":")
+    # HOST:PORT, or several comma-separated: connection i goes to target i mod n
+    # (bench_scale_out.py splits the same load across collectors on one store).
+    targets = [t.split(":") for t in args.target.split(",")]
     stop_at = time.monotonic() + args.warmup + args.seconds
     measure_from = time.monotonic() + args.warmup
     results = [[0, 0, {}] for _ in range(args.connections)]  # acked spans, requests, codes
@@ -145,6 +147,7 @@ def client_main(args: argparse.Namespace) -> None:
     def worker(index: int) -> None:
         body = bytearray(template)
         counter = (index + 1) << 40
+        host, port = targets[index % len(targets)]
         conn = http.client.HTTPConnection(host, int(port), timeout=60)
         acked, requests, codes = 0, 0, {}
         while (now := time.monotonic()) < stop_at:

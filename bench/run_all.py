@@ -2,7 +2,7 @@
 baseline it was measured against in the same run (DESIGN §6). Nothing here asserts a
 time: this machine is shared and noisy, so compare ratios within one run.
 
-    .venv/bin/python bench/run_all.py                 # all (~10 min)
+    .venv/bin/python bench/run_all.py                 # all (~15 min)
     .venv/bin/python bench/run_all.py shim e2e        # some
     .venv/bin/python bench/run_all.py --list
 """
@@ -73,6 +73,12 @@ BENCHES: dict[str, tuple[str, list[str], str]] = {
         "bench_run_detail.py",
         [],
         "Run detail page render time, a 10k-handoff run vs a 100-handoff run (AppTest)",
+    ),
+    "scale-out": (
+        "bench_scale_out.py",
+        [],
+        "ingest with 1 and 2 collectors on one PostgreSQL vs the DuckDB single node; judge lag;"
+        " query p95 on PostgreSQL at 1M handoffs",
     ),
     "notify": (
         "bench_notify.py",
