@@ -1,9 +1,10 @@
 -- Live board: handoffs first seen since $since, counted per minute and verdict (judged
 -- at $now). The endpoint sums the minutes for the per-verdict totals, so one scan
 -- serves both. Delegations (agents called as tools) are not handoffs: not counted.
--- PostgreSQL: div() for //, explicit GROUP BY.
+-- PostgreSQL: div() for // (numeric: cast back to BIGINT, the minute is an integer the
+-- endpoint multiplies), explicit GROUP BY.
 SELECT
-    div(first_seen_ns, 60000000000) AS minute,
+    div(first_seen_ns, 60000000000)::BIGINT AS minute,
     hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict,
     count(*) AS count
 FROM handoffs
