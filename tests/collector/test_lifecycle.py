@@ -185,3 +185,15 @@ def test_every_acknowledged_export_survives_a_sigterm_under_load(
     stored = set(read_db(collector.store, "SELECT trace_id, span_id FROM spans"))
     promised = set().union(*acked)
     assert promised and promised <= stored  # a 200 meant durable, shutdown or not
+
+
+def test_the_collector_writes_the_store_the_run_asked_for(collector, pytestconfig) -> None:
+    # `--store postgresql` must reach the collector, or the suites it re-runs would test
+    # the DuckDB file twice (tests/conftest.py, support/stores.py).
+    ready = next(line for line in collector.output if "collector ready" in line)
+    if pytestconfig.getoption("--store") == "postgresql":
+        assert is_dsn(collector.store)
+        assert f"db={collector.store} " in ready
+        assert collector.query("SELECT count(*) FROM judge_work") == [(0,)]  # PG's own table
+    else:
+        assert f"db={collector.db_path.resolve()} " in ready
