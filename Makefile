@@ -47,7 +47,8 @@ test: lint
 # collector); `make test` runs them on the DuckDB file. PG_ARGS adds options.
 PG_SUITES := tests/collector/test_engine.py tests/collector/test_api.py \
 	tests/collector/test_api_params.py tests/collector/test_lifecycle.py \
-	tests/collector/test_judge.py tests/collector/test_big_runs.py \
+	tests/collector/test_engine_differential.py tests/collector/test_judge.py \
+	tests/collector/test_big_runs.py \
 	tests/hardening/test_crash_safety.py \
 	tests/hardening/test_duplicates_order.py
 test-postgres: setup
