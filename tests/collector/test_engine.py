@@ -2,9 +2,9 @@
 
 The store is a DuckDB file, or a fresh PostgreSQL database under `--store postgresql`
 (the `store_target` fixture, tests/conftest.py): the same assertions on both, with the
-tests' own SQL written in what both read alike. The engine is fed exactly as the writer feeds it — spans inserted by the store and
-handed over inside the same transaction — and the derived tables are read back with
-SQL, judging time-based verdicts through the same `hs_verdict_at` macro the query API
+tests' own SQL written in what both read alike. The engine is fed exactly as the writer
+feeds it — spans inserted by the store and handed over inside the same transaction — and
+the derived tables are read back with SQL, judging time-based verdicts through the same `hs_verdict_at` macro the query API
 uses. End-to-end coverage over OTLP lives in test_api.py.
 """
 
@@ -148,11 +148,13 @@ class Collector:
         finally:
             cur.close()
 
-    def table(self, table: str, exclude: frozenset[str] = frozenset()) -> list[tuple]:
-        """Every row of `table` without the `exclude` columns, sorted (NULLs first)."""
+    def table(self, table: str, exclude: frozenset[str] = frozenset(), where: str = "true"):
+        """The rows of `table` (`where`) without the `exclude` columns, sorted (NULLs
+        first): what DuckDB's `SELECT * EXCLUDE (...) ... ORDER BY ALL` gives, in SQL
+        PostgreSQL reads too."""
         cur = self.store.cursor()
         try:
-            found = self._execute(cur, f"SELECT * FROM {table}", None)
+            found = self._execute(cur, f"SELECT * FROM {table} WHERE {where}", None)
             names = [d[0] for d in found.description]
             rows = found.fetchall()
         finally:
@@ -211,18 +213,8 @@ class Collector:
             out[table] = self.table(table, frozenset(exclude))
         for table in ("handoff_daily", "edge_hourly"):
             # rollups: a bucket emptied by a -1 delta stays at zero
-            out[table] = [r for r in self.table(table) if r[self._column(table, "handoffs")]]
+            out[table] = self.table(table, where="handoffs <> 0")
         return out
-
-    def _column(self, table: str, name: str) -> int:
-        cur = self.store.cursor()
-        try:
-            found = self._execute(cur, f"SELECT * FROM {table} WHERE false", None)
-            names = [d[0] for d in found.description]
-            found.fetchall()
-        finally:
-            cur.close()
-        return names.index(name)
 
 
 @pytest.fixture
