@@ -42,15 +42,15 @@ format: setup
 test: lint
 	$(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-# The collector's verdict, API and crash-safety suites once more with every store on a
-# real PostgreSQL (tests/support/stores.py: one server per worker, a database per
-# collector); `make test` runs them on the DuckDB file. PG_ARGS adds options.
+# The collector's verdict, API, crash-safety and content-free suites once more with every
+# store on a real PostgreSQL (tests/support/stores.py: one server per worker, a database
+# per collector); `make test` runs them on the DuckDB file. PG_ARGS adds options.
 PG_SUITES := tests/collector/test_engine.py tests/collector/test_api.py \
 	tests/collector/test_api_params.py tests/collector/test_lifecycle.py \
 	tests/collector/test_engine_differential.py tests/collector/test_judge.py \
 	tests/collector/test_big_runs.py \
 	tests/hardening/test_crash_safety.py \
-	tests/hardening/test_duplicates_order.py
+	tests/hardening/test_duplicates_order.py tests/hardening/test_privacy.py
 test-postgres: setup
 	$(BIN)/pytest -n 2 --dist loadfile --store postgresql $(PG_SUITES) $(PG_ARGS)
 
