@@ -7,8 +7,8 @@ OTel SDK senders into it.
   marked `duckdb_only` (about the file itself) are skipped.
 - `collector_factory(env=..., args=..., db_name=..., cls=...)` starts a `CollectorProcess`
   on a fresh store (a DuckDB file in the test's tmp dir by default; every one still
-  running at teardown is stopped); `module_collector_factory` is the same for the whole module (starting a
-  collector costs seconds: tests that need no clean file share one).
+  running at teardown is stopped); `module_collector_factory` is the same for the whole
+  module (starting a collector costs seconds: tests that need no clean file share one).
 - `collector`: one started with defaults (function scope).
 - `store_target(path)`: a fresh store for an in-process test (`path` itself on DuckDB, a
   new database's DSN on PostgreSQL), to open with `support.stores.open_store`.
