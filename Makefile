@@ -7,15 +7,16 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PROJECTS := pyproject.toml instrumentation/pyproject.toml collector/pyproject.toml dashboard/pyproject.toml constraints.txt
 
-.PHONY: help setup demo test test-foreign lint format typecheck bench soak screenshots clean
+.PHONY: help setup demo test test-postgres test-foreign lint format typecheck bench soak screenshots clean
 
 help:
-	@echo "make demo         set up, start collector + dashboard, drive live traffic (Ctrl-C stops)"
-	@echo "make test         set up, lint, run the whole test suite"
-	@echo "make test-foreign Google ADK / Strands / AutoGen spans, each framework in a uv env of its own"
-	@echo "make bench        benchmarks (ratios against baselines measured in the same run)"
-	@echo "make soak         long fault/overload runs (not part of make test)"
-	@echo "make screenshots  regenerate docs/screenshots/ (README images) against a seeded collector"
+	@echo "make demo          set up, start collector + dashboard, drive live traffic (Ctrl-C stops)"
+	@echo "make test          set up, lint, run the whole test suite"
+	@echo "make test-postgres the verdict, API and crash-safety suites again, on a real PostgreSQL"
+	@echo "make test-foreign  Google ADK / Strands / AutoGen spans, each framework in a uv env of its own"
+	@echo "make bench         benchmarks (ratios against baselines measured in the same run)"
+	@echo "make soak          long fault/overload runs (not part of make test)"
+	@echo "make screenshots   regenerate docs/screenshots/ (README images) against a seeded collector"
 
 $(STAMP): $(PROJECTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +41,18 @@ format: setup
 # Serial, the suite took 18 min here; with two workers 10–11 min. PYTEST_ARGS adds options.
 test: lint
 	$(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+# The collector's verdict, API, crash-safety and content-free suites once more with every
+# store on a real PostgreSQL (tests/support/stores.py: one server per worker, a database
+# per collector); `make test` runs them on the DuckDB file. PG_ARGS adds options.
+PG_SUITES := tests/collector/test_engine.py tests/collector/test_api.py \
+	tests/collector/test_api_params.py tests/collector/test_lifecycle.py \
+	tests/collector/test_engine_differential.py tests/collector/test_judge.py \
+	tests/collector/test_big_runs.py \
+	tests/hardening/test_crash_safety.py \
+	tests/hardening/test_duplicates_order.py tests/hardening/test_privacy.py
+test-postgres: setup
+	$(BIN)/pytest -n 2 --dist loadfile --store postgresql $(PG_SUITES) $(PG_ARGS)
 
 # Frameworks whose pins conflict with constraints.txt run in envs the fixture builds with uv
 # (tests/foreign/framework_envs.py), cached under $$HANDOFFSCOPE_TEST_ENV_CACHE or

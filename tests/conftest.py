@@ -1,11 +1,17 @@
 """Shared fixtures over `support.collector`: the REAL collector as a subprocess, and real
 OTel SDK senders into it.
 
+- `--store duckdb|postgresql` (default duckdb): the store every collector and every
+  `store_target` gets (support/stores.py). With `postgresql`, one real PostgreSQL server
+  per test process (`stores`, session scope) and a fresh database per collector; tests
+  marked `duckdb_only` (about the file itself) are skipped.
 - `collector_factory(env=..., args=..., db_name=..., cls=...)` starts a `CollectorProcess`
-  with a fresh DuckDB file in the test's tmp dir (every one still running at teardown is
-  stopped); `module_collector_factory` is the same for the whole module (starting a
-  collector costs seconds: tests that need no clean file share one).
+  on a fresh store (a DuckDB file in the test's tmp dir by default; every one still
+  running at teardown is stopped); `module_collector_factory` is the same for the whole
+  module (starting a collector costs seconds: tests that need no clean file share one).
 - `collector`: one started with defaults (function scope).
+- `store_target(path)`: a fresh store for an in-process test (`path` itself on DuckDB, a
+  new database's DSN on PostgreSQL), to open with `support.stores.open_store`.
 - `exporter` / `provider`: an in-memory exporter behind a real SDK `TracerProvider`
   (`SimpleSpanProcessor`: a span is in `exporter` when it ends), the shim's counters reset.
 - `otlp_http_provider` / `otlp_grpc_provider`: a real SDK `TracerProvider` with a
@@ -29,12 +35,47 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support.collector import CollectorProcess, Collectors, OTLPSender, otlp_exporter
+from support.stores import DUCKDB, KINDS, POSTGRESQL, Stores
 
 from handoffscope.instrumentation import stats
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store",
+        choices=KINDS,
+        default=DUCKDB,
+        help="the store collectors under test write: a DuckDB file (default) or a real "
+        "PostgreSQL started for the run (make test-postgres)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--store") != POSTGRESQL:
+        return
+    for item in items:
+        marker = item.get_closest_marker("duckdb_only")
+        if marker is not None:
+            why = marker.args[0] if marker.args else "about the DuckDB file itself"
+            item.add_marker(pytest.mark.skip(reason=f"duckdb_only: {why}"))
+
+
+@pytest.fixture(scope="session")
+def stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
+    """Fresh stores of the kind `--store` names (one PostgreSQL server per xdist worker)."""
+    made = Stores(request.config.getoption("--store"))
+    yield made
+    made.close()
+
+
 @pytest.fixture
-def collector_factory(tmp_path: Path) -> Iterator[Collectors]:
+def store_target(stores: Stores) -> Any:
+    """`store_target(path)` -> a fresh store's target (`path` on DuckDB, a DSN on PostgreSQL)."""
+    return stores.new
+
+
+@pytest.fixture
+def collector_factory(tmp_path: Path, stores: Stores) -> Iterator[Collectors]:
     """`collector_factory(env=None, args=(), db_name='h.duckdb')` -> a started CollectorProcess."""
     numbers = itertools.count()
 
@@ -43,15 +84,17 @@ def collector_factory(tmp_path: Path) -> Iterator[Collectors]:
         path.mkdir()
         return path
 
-    collectors = Collectors(folder)
+    collectors = Collectors(folder, stores)
     yield collectors
     collectors.close()
 
 
 @pytest.fixture(scope="module")
-def module_collector_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collectors]:
+def module_collector_factory(
+    tmp_path_factory: pytest.TempPathFactory, stores: Stores
+) -> Iterator[Collectors]:
     """`collector_factory`, but its collectors live for the module."""
-    collectors = Collectors(lambda: tmp_path_factory.mktemp("collector"))
+    collectors = Collectors(lambda: tmp_path_factory.mktemp("collector"), stores)
     yield collectors
     collectors.close()
 

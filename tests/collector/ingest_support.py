@@ -5,8 +5,9 @@
   spans recorded with the real SDK (JSON ids as hex, per the OTLP/JSON mapping);
 - `handoff_body(run_id, service)`: the OTLP/protobuf body of one healthy handoff, recorded
   with the real SDK (for in-process tests that post to the app);
-- `read_db(path, sql)`: rows of a STOPPED collector's DuckDB file (DuckDB is
-  single-writer across processes: while the collector runs, nobody else may open it).
+- `read_db(store, sql)`: rows of a collector's store (`collector.store`: its DuckDB file,
+  which must be STOPPED first — DuckDB is single-writer across processes — or its
+  PostgreSQL database under `--store postgresql`; support/stores.py).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from support import evidence as ev
 from support.otlp import otlp_json_doc
+from support.stores import query
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -48,12 +49,8 @@ def json_body(spans: Sequence[ReadableSpan]) -> bytes:
     return json.dumps(to_otlp_json(spans)).encode()
 
 
-def read_db(path: Path, sql: str, params: object = None) -> list[tuple]:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        return con.execute(sql, params).fetchall()
-    finally:
-        con.close()
+def read_db(store: str | Path, sql: str, params: object = None) -> list[tuple]:
+    return query(store, sql, params)
 
 
 def span_keys(spans: Sequence[ReadableSpan]) -> set[tuple[str, str]]:

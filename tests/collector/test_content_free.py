@@ -90,12 +90,12 @@ def test_hostile_batch_is_dropped_counted_and_absent_from_the_file(
 
     drops = dict(
         ((service, attribute), count)
-        for service, attribute, count in read_db(collector.db_path, "SELECT * FROM drops")
+        for service, attribute, count in read_db(collector.store, "SELECT * FROM drops")
     )
     assert drops[("hostile-app", "gen_ai.prompt")] == 1
     assert drops[("hostile-app", "llm.input_messages.0.message.content")] == 1
     row = read_db(
-        collector.db_path, "SELECT handoff_reason, handoff_turn, handoff_to_agent FROM spans"
+        collector.store, "SELECT handoff_reason, handoff_turn, handoff_to_agent FROM spans"
     )
     assert row == [(None, None, "billing")]
 

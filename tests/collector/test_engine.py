@@ -1,8 +1,10 @@
-"""The health engine as a unit: real DuckDB file, real store, spans in, derived rows out.
+"""The health engine as a unit: real store, spans in, derived rows out.
 
-The engine is fed exactly as the writer feeds it — spans inserted by the store and
-handed over inside the same transaction — and the derived tables are read back with
-SQL, judging time-based verdicts through the same `hs_verdict_at` macro the query API
+The store is a DuckDB file, or a fresh PostgreSQL database under `--store postgresql`
+(the `store_target` fixture, tests/conftest.py): the same assertions on both, with the
+tests' own SQL written in what both read alike. The engine is fed exactly as the writer
+feeds it — spans inserted by the store and handed over inside the same transaction — and
+the derived tables are read back with SQL, judging time-based verdicts through the same `hs_verdict_at` macro the query API
 uses. End-to-end coverage over OTLP lives in test_api.py.
 """
 
@@ -15,12 +17,12 @@ import time
 
 import pytest
 from support import evidence as ev
+from support.stores import is_dsn, open_store, pg_sql
 
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.store.duckdb_store import (
     ATTRIBUTE_COLUMNS,
     SPAN_SCHEMA,
-    DuckDBStore,
     build_spans_table,
 )
 from handoffscope.instrumentation import semconv as sc
@@ -100,7 +102,9 @@ def to_table(rows: list[dict]):
 
 
 class Collector:
-    """The writer's part of the collector: store + engine, one transaction per batch."""
+    """The writer's part of the collector: store + engine, one transaction per batch.
+
+    `path`: a DuckDB file, or the DSN of a PostgreSQL database (`store_target`)."""
 
     def __init__(self, path, **engine_kw):
         self.path = path
@@ -108,10 +112,18 @@ class Collector:
         # `--require-outcome '*'`); the verification policy itself has its own tests.
         engine_kw.setdefault("require_outcome", ("*",))
         self.engine_kw = engine_kw
-        self.store = DuckDBStore(path)
+        self.store = open_store(path)
         self.engine = HealthEngine(**engine_kw)
         self.engine.install(self.store.con)
-        self.engine.load(self.store.con)
+        if is_dsn(path):
+            # As the leased judge loads (engine/leased_judge.py): in a transaction of its
+            # own, committed, so the rows a reload rewrites are what readers see. DuckDB's
+            # connection autocommits outside begin(), as the server's load does.
+            self.store.con.begin()
+            self.engine.load(self.store.con)
+            self.store.con.commit()
+        else:
+            self.engine.load(self.store.con)
 
     def send(self, *rows: dict) -> None:
         con = self.store.con
@@ -124,12 +136,32 @@ class Collector:
         self.store.close()
         self.__init__(self.path, **(engine_kw or self.engine_kw))
 
+    def _execute(self, cur, sql: str, params):
+        if is_dsn(self.path):  # psycopg binds %(name)s
+            return cur.execute(pg_sql(sql), params or {})
+        return cur.execute(sql, params)
+
     def q(self, sql: str, params=None) -> list[tuple]:
         cur = self.store.cursor()
         try:
-            return cur.execute(sql, params).fetchall()
+            return [tuple(r) for r in self._execute(cur, sql, params).fetchall()]
         finally:
             cur.close()
+
+    def table(self, table: str, exclude: frozenset[str] = frozenset(), where: str = "true"):
+        """The rows of `table` (`where`) without the `exclude` columns, sorted (NULLs
+        first): what DuckDB's `SELECT * EXCLUDE (...) ... ORDER BY ALL` gives, in SQL
+        PostgreSQL reads too."""
+        cur = self.store.cursor()
+        try:
+            found = self._execute(cur, f"SELECT * FROM {table} WHERE {where}", None)
+            names = [d[0] for d in found.description]
+            rows = found.fetchall()
+        finally:
+            cur.close()
+        keep = [i for i, name in enumerate(names) if name not in exclude]
+        picked = [tuple(r[i] for i in keep) for r in rows]
+        return sorted(picked, key=lambda r: [(v is not None, v) for v in r])
 
     def verdict(self, run: str, hid: str, now: int | None = None) -> str:
         return self.q(
@@ -148,9 +180,9 @@ class Collector:
     def run(self, run: str) -> dict:
         cur = self.store.cursor()
         try:
-            cur.execute("SELECT * FROM runs WHERE run_id = $r", {"r": run})
-            names = [d[0] for d in cur.description]
-            rows = cur.fetchall()
+            found = self._execute(cur, "SELECT * FROM runs WHERE run_id = $r", {"r": run})
+            names = [d[0] for d in found.description]
+            rows = found.fetchall()
         finally:
             cur.close()
         assert len(rows) == 1, rows
@@ -159,11 +191,13 @@ class Collector:
     def handoff(self, run: str, hid: str) -> dict:
         cur = self.store.cursor()
         try:
-            cur.execute(
-                "SELECT * FROM handoffs WHERE run_id = $r AND handoff_id = $h", {"r": run, "h": hid}
+            found = self._execute(
+                cur,
+                "SELECT * FROM handoffs WHERE run_id = $r AND handoff_id = $h",
+                {"r": run, "h": hid},
             )
-            names = [d[0] for d in cur.description]
-            rows = cur.fetchall()
+            names = [d[0] for d in found.description]
+            rows = found.fetchall()
         finally:
             cur.close()
         assert len(rows) == 1, rows
@@ -172,26 +206,20 @@ class Collector:
     def snapshot(self) -> dict:
         """Every derived row without its row_seq: what must not depend on arrival order."""
         out = {}
-        for table, key in (
-            ("handoffs", "run_id, handoff_id"),
-            ("runs", "run_id"),
-            ("waits", "run_id, handoff_id"),
-            ("handoff_daily", ""),
-            ("edge_hourly", ""),
-        ):
-            if not key:  # rollups: a bucket emptied by a -1 delta stays at zero
-                rows = self.q(f"SELECT * FROM {table} WHERE handoffs <> 0 ORDER BY ALL")
-            else:
-                rows = self.q(f"SELECT * EXCLUDE (row_seq) FROM {table} ORDER BY {key}")
+        for table in ("handoffs", "runs", "waits"):
+            exclude = {"row_seq"}
             if table == "runs":  # arrival bookkeeping, not a fact about the run
-                rows = [r[:5] + r[7:] for r in rows]
-            out[table] = rows
+                exclude |= {"min_received_ns", "max_received_ns"}
+            out[table] = self.table(table, frozenset(exclude))
+        for table in ("handoff_daily", "edge_hourly"):
+            # rollups: a bucket emptied by a -1 delta stays at zero
+            out[table] = self.table(table, where="handoffs <> 0")
         return out
 
 
 @pytest.fixture
-def col(tmp_path):
-    c = Collector(tmp_path / "engine.duckdb", grace_seconds=30)
+def col(tmp_path, store_target):
+    c = Collector(store_target(tmp_path / "engine.duckdb"), grace_seconds=30)
     yield c
     c.store.close()
 
@@ -273,8 +301,8 @@ def test_every_verdict(col, name):
     assert col.run_verdict("r") == expected
 
 
-def test_in_flight_turns_into_destination_not_started_at_grace(tmp_path):
-    c = Collector(tmp_path / "g.duckdb", grace_seconds=30)
+def test_in_flight_turns_into_destination_not_started_at_grace(tmp_path, store_target):
+    c = Collector(store_target(tmp_path / "g.duckdb"), grace_seconds=30)
     start = time.time_ns()
     row = request("r", "h", "A", "B")
     row["start"], row["end"] = start, start + 1000
@@ -467,9 +495,9 @@ def _mixed_run() -> list[dict]:
     ]
 
 
-def test_order_and_duplicates_do_not_change_anything(tmp_path):
+def test_order_and_duplicates_do_not_change_anything(tmp_path, store_target):
     rows = _mixed_run()
-    ref = Collector(tmp_path / "ref.duckdb")
+    ref = Collector(store_target(tmp_path / "ref.duckdb"))
     ref.send(*rows)
     expected = ref.snapshot()
     ref.store.close()
@@ -479,7 +507,7 @@ def test_order_and_duplicates_do_not_change_anything(tmp_path):
     for trial in range(3):
         shuffled = rows[:]
         rng.shuffle(shuffled)
-        c = Collector(tmp_path / f"shuffled{trial}.duckdb")
+        c = Collector(store_target(tmp_path / f"shuffled{trial}.duckdb"))
         # in separate batches, minutes apart in arrival, each re-sent (same span id)
         for i in range(0, len(shuffled), 3):
             c.send(*shuffled[i : i + 3])
@@ -617,8 +645,8 @@ def test_status_latest_wins_whatever_the_arrival_order(col):
 # --- memory bound, reload and restart ---------------------------------------------------------
 
 
-def test_memory_stays_bounded_and_evicted_runs_reload(tmp_path):
-    c = Collector(tmp_path / "m.duckdb", max_hot_handoffs=50)
+def test_memory_stays_bounded_and_evicted_runs_reload(tmp_path, store_target):
+    c = Collector(store_target(tmp_path / "m.duckdb"), max_hot_handoffs=50)
     for i in range(40):
         c.send(
             request(f"run{i}", "h1", "A", "B", turn=1, fp="f", sv=1, at=i),
@@ -650,8 +678,8 @@ def test_memory_stays_bounded_and_evicted_runs_reload(tmp_path):
     c.store.close()
 
 
-def test_restart_keeps_verdicts_and_merges_on(tmp_path):
-    c = Collector(tmp_path / "r.duckdb")
+def test_restart_keeps_verdicts_and_merges_on(tmp_path, store_target):
+    c = Collector(store_target(tmp_path / "r.duckdb"))
     c.send(*_mixed_run()[:6])
     before = c.snapshot()
     c.restart()
@@ -660,15 +688,15 @@ def test_restart_keeps_verdicts_and_merges_on(tmp_path):
     # Re-judged on reload, found identical, so nothing was rewritten.
     assert c.engine.stats["handoff_rows_written"] == c.engine.stats["run_rows_written"] == 0
     c.send(*_mixed_run()[6:])
-    fresh = Collector(tmp_path / "fresh.duckdb")
+    fresh = Collector(store_target(tmp_path / "fresh.duckdb"))
     fresh.send(*_mixed_run())
     assert c.snapshot() == fresh.snapshot()
     c.store.close()
     fresh.store.close()
 
 
-def test_restart_with_other_grace_rewrites_the_timeline(tmp_path):
-    c = Collector(tmp_path / "grace.duckdb", grace_seconds=30)
+def test_restart_with_other_grace_rewrites_the_timeline(tmp_path, store_target):
+    c = Collector(store_target(tmp_path / "grace.duckdb"), grace_seconds=30)
     start = time.time_ns()
     row = request("r", "h", "A", "B")
     row["start"], row["end"] = start, start + 1
@@ -705,7 +733,10 @@ def test_retention_drops_old_runs_everywhere(col):
     )
     newer = request("new", "h", "A", "B", at=1000)
     col.send(newer, accept("new", "h", at=1001))
-    col.engine.retention(col.store.con, T0 + 500 * S)
+    con = col.store.con
+    con.begin()  # in a transaction of its own, as both judges run it (engine/judge.py)
+    col.engine.retention(con, T0 + 500 * S)
+    con.commit()
     assert col.q("SELECT run_id FROM runs") == [("new",)]
     assert col.q("SELECT DISTINCT run_id FROM handoffs") == [("new",)]
     assert col.q("SELECT count(*) FROM waits") == [(0,)]
@@ -732,7 +763,7 @@ def test_services_are_recorded_once(col):
     assert col.q("SELECT service FROM services ORDER BY 1") == [("a",), ("b",)]
 
 
-def test_every_permutation_of_a_small_handoff_agrees(tmp_path):
+def test_every_permutation_of_a_small_handoff_agrees(tmp_path, store_target):
     rows = [
         request("x", "h", "A", "B", a={sc.TOOL_CALL_ID: "t"}),
         span(
@@ -749,7 +780,7 @@ def test_every_permutation_of_a_small_handoff_agrees(tmp_path):
     for i, perm in enumerate(itertools.permutations(rows)):
         if i % 5:  # 24 permutations; every fifth keeps the test quick and still mixes
             continue
-        c = Collector(tmp_path / f"p{i}.duckdb")
+        c = Collector(store_target(tmp_path / f"p{i}.duckdb"))
         for r in perm:
             c.send(r)
         snaps.append(c.snapshot())
@@ -765,7 +796,7 @@ BRUTE_EDGES = """
 SELECT from_agent, to_agent,
        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS v,
        coalesce(route_declared = false, false) AS undeclared, count(*) AS n
-FROM handoffs GROUP BY ALL
+FROM handoffs GROUP BY 1, 2, 3, 4
 """
 ROLLUP_EDGES = """
 SELECT from_agent, to_agent, v, undeclared, sum(n)::BIGINT AS n FROM (
@@ -777,12 +808,12 @@ SELECT from_agent, to_agent, v, undeclared, sum(n)::BIGINT AS n FROM (
            hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now),
            coalesce(route_declared = false, false), 1
     FROM handoffs WHERE flip1_ns IS NOT NULL
-) GROUP BY ALL HAVING sum(n) <> 0
+) AS u GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
 """
 
 
-def test_edge_rollup_matches_brute_force_as_evidence_and_time_move(tmp_path):
-    c = Collector(tmp_path / "edges.duckdb", grace_seconds=30, max_hot_handoffs=20)
+def test_edge_rollup_matches_brute_force_as_evidence_and_time_move(tmp_path, store_target):
+    c = Collector(store_target(tmp_path / "edges.duckdb"), grace_seconds=30, max_hot_handoffs=20)
     rng = random.Random(3)
     agents = ["A", "B", "C", None]
     base = (NOW0 - T0) / S  # "now" in span() offsets
@@ -814,18 +845,20 @@ def test_edge_rollup_matches_brute_force_as_evidence_and_time_move(tmp_path):
             check(time.time_ns() + ahead * S)
     assert c.engine.stats["runs_evicted"] > 0  # the rollup survived reloads too
     assert c.q("SELECT count(*) FROM edge_hourly WHERE handoffs < 0") == [(0,)]
-    runs = dict(c.q("SELECT to_agent, flatten(list(runs)) FROM edge_runs GROUP BY ALL"))
+    runs: dict = {}
+    for to_agent, run_ids in c.q("SELECT to_agent, runs FROM edge_runs"):
+        runs.setdefault(to_agent, []).extend(run_ids)
     assert runs and all(len(v) >= 1 for v in runs.values())
     c.store.close()
 
 
-def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path):
+def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path, store_target):
     """/api/v1/edges reads days, hours and live rows; whatever the window, the sum is exact."""
     from handoffscope.collector.config import CollectorConfig
     from handoffscope.collector.query.api import QueryAPI
     from handoffscope.collector.query.models import WindowParams
 
-    c = Collector(tmp_path / "windows.duckdb", grace_seconds=30, max_hot_handoffs=50)
+    c = Collector(store_target(tmp_path / "windows.duckdb"), grace_seconds=30, max_hot_handoffs=50)
     rng = random.Random(11)
     rows = []
     for i in range(160):
@@ -860,7 +893,7 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path):
         for frm, to, v, undeclared, n in c.q(
             "SELECT from_agent, to_agent, hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns,"
             " flip2_verdict, $now), coalesce(route_declared = false, false), count(*) FROM handoffs"
-            " WHERE first_seen_ns >= $since AND first_seen_ns < $until GROUP BY ALL",
+            " WHERE first_seen_ns >= $since AND first_seen_ns < $until GROUP BY 1, 2, 3, 4",
             {"now": now, "since": since, "until": until},
         ):
             count, unhealthy, und, verdicts = got.get((frm, to), (0, 0, 0, {}))
@@ -930,8 +963,8 @@ def test_a_second_wait_does_not_inherit_the_first_ones_decision(col):
     assert token == ("tok2",)
 
 
-def test_verification_is_expected_once_the_service_reported_an_outcome(tmp_path):
-    c = Collector(tmp_path / "policy.duckdb", require_outcome=())
+def test_verification_is_expected_once_the_service_reported_an_outcome(tmp_path, store_target):
+    c = Collector(store_target(tmp_path / "policy.duckdb"), require_outcome=())
     # Never verified: completed runs are unverified (not a failure).
     c.send(request("u1", "h", "A", "B"), accept("u1", "h"), run_span("u1", "completed", at=2))
     assert c.run_verdict("u1") == sc.UNVERIFIED
@@ -948,7 +981,7 @@ def test_verification_is_expected_once_the_service_reported_an_outcome(tmp_path)
     c.send(run_span("f2", "completed", at=30))
     assert c.run_verdict("f2") == sc.FALSE_COMPLETE
     # A failing verifier is a false completion whatever the policy.
-    d = Collector(tmp_path / "fail.duckdb", require_outcome=())
+    d = Collector(store_target(tmp_path / "fail.duckdb"), require_outcome=())
     d.send(run_span("x", "completed"), outcome("x", sc.OUTCOME_FAIL))
     assert d.run_verdict("x") == sc.FALSE_COMPLETE
     c.store.close()

@@ -181,13 +181,14 @@ def arrivals(draw):
 
 @settings(
     max_examples=12,
-    deadline=None,  # a DuckDB file per example on a shared machine
+    deadline=None,  # a fresh store per example on a shared machine
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(example=arrivals())
-def test_stored_verdicts_equal_classify_over_the_merged_evidence(tmp_path_factory, example):
+def test_stored_verdicts_equal_classify_over_the_merged_evidence(tmp_path_factory, stores, example):
     runs, batches, resent, restart_after = example
-    c = Collector(tmp_path_factory.mktemp("diff") / "d.duckdb", grace_seconds=GRACE)
+    # A fresh store per example: a DuckDB file, or a database under --store postgresql.
+    c = Collector(stores.new(tmp_path_factory.mktemp("diff") / "d.duckdb"), grace_seconds=GRACE)
     try:
         for i, batch in enumerate(batches):
             if i == restart_after:

@@ -34,7 +34,7 @@ def test_sdk_grpc_exporter_plain_and_gzip(collector, otlp_sender_factory) -> Non
     )
 
     assert collector.stop() == 0
-    rows = read_db(collector.db_path, "SELECT trace_id, span_id, service FROM spans")
+    rows = read_db(collector.store, "SELECT trace_id, span_id, service FROM spans")
     assert {(r[0], r[1]) for r in rows} == span_keys(sender.sent + zipped.sent)
     assert {r[2] for r in rows} == {"grpc-app"}
 

@@ -32,7 +32,7 @@ def test_sdk_exporter_protobuf_is_stored_before_the_200(collector, otlp_sender_f
 
     assert collector.stop() == 0
     rows = read_db(
-        collector.db_path,
+        collector.store,
         "SELECT trace_id, span_id, name, service, handoff_run_id, handoff_turn, "
         "handoff_route_declared, handoff_context_required_keys, handoff_destination_started "
         "FROM spans ORDER BY name DESC",
@@ -76,9 +76,7 @@ def test_json_plain_and_gzip_with_hex_ids(collector, otlp_sender_factory) -> Non
     assert collector.healthz()["spans_stored"] == 4
 
     assert collector.stop() == 0
-    stored = read_db(
-        collector.db_path, "SELECT trace_id, span_id, service, handoff_turn FROM spans"
-    )
+    stored = read_db(collector.store, "SELECT trace_id, span_id, service, handoff_turn FROM spans")
     assert {(r[0], r[1]) for r in stored} == span_keys(plain + zipped)
     assert {r[2] for r in stored} == {"json-app"}
     assert sorted(r[3] for r in stored if r[3] is not None) == [1, 1]  # intValue "1" -> BIGINT
@@ -112,7 +110,7 @@ def test_partial_success_refuses_non_evidence_and_keeps_the_rest(
     assert int(partial["rejectedSpans"]) == 2 and "openai.chat" in partial["errorMessage"]
 
     assert collector.stop() == 0
-    stored = read_db(collector.db_path, "SELECT trace_id, span_id FROM spans")
+    stored = read_db(collector.store, "SELECT trace_id, span_id FROM spans")
     assert set(stored) == span_keys(valid)
 
 
@@ -228,7 +226,7 @@ def test_the_same_export_sent_twice_is_stored_once(collector, otlp_sender_factor
 
     assert collector.stop() == 0
     count, distinct = read_db(
-        collector.db_path, "SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans"
+        collector.store, "SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans"
     )[0]
     assert count == distinct == 20
 

@@ -5,6 +5,10 @@ app): an export is acknowledged once its spans are durable, whether or not anyth
 judged them yet; the judge derives the verdicts from its durable mark, resumes from it
 after a restart (a collector stopped before judging loses nothing), and counts nothing
 twice.
+
+The in-process tests are the DuckDB file's `Judge` (its durable mark, its step sizing):
+on PostgreSQL the judge is `LeasedJudge` over the shared work list, so they are
+`duckdb_only`; the process test (judge off, then on) runs on either store.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
 from ingest_support import handoff_body, read_db
 
 from handoffscope.collector.config import CollectorConfig
@@ -61,6 +66,7 @@ def _close(parts) -> None:
     parts.store.close()
 
 
+@pytest.mark.duckdb_only("the DuckDB file's Judge and its mark; PostgreSQL judges by lease")
 def test_ack_means_durable_and_the_judge_catches_up_from_its_mark(tmp_path: Path) -> None:
     db = tmp_path / "j.duckdb"
     parts = _open(db)
@@ -102,6 +108,7 @@ async def _get(app, path: str) -> dict:
         return (await c.get(path)).json()
 
 
+@pytest.mark.duckdb_only("the DuckDB file's Judge and its mark; PostgreSQL judges by lease")
 def test_steps_are_sized_by_the_measured_rate(tmp_path: Path, monkeypatch) -> None:
     from handoffscope.collector.engine import judge as judge_mod
 
@@ -139,7 +146,7 @@ def test_judge_off_ingests_only_and_a_later_start_judges_the_backlog(collector_f
     assert health["spans_stored"] == 2 and health["judge_pending_commits"] == 1
     assert "judge=off" in collector.log()
     assert collector.stop() == 0
-    assert read_db(collector.db_path, "SELECT count(*) FROM handoffs") == [(0,)]
+    assert read_db(collector.store, "SELECT count(*) FROM handoffs") == [(0,)]
     # Started again with the judge on (the default), it judges what was left behind.
     collector.restart(args=["--log-level", "warning"])
     collector.judged()

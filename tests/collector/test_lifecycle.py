@@ -1,5 +1,8 @@
 """The collector as a process: restart keeps data, clean shutdown on SIGTERM and Ctrl-C,
-one owner per file, retention, settings from environment variables."""
+one owner per file, retention, settings from environment variables.
+
+On either store (`--store`, tests/conftest.py); one owner per file and the file named by
+an environment variable are the DuckDB file's own (`duckdb_only`)."""
 
 from __future__ import annotations
 
@@ -12,8 +15,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from ingest_support import encode, handoff, read_db, span_keys
 from opentelemetry.sdk.trace.export import SpanExportResult
+from support.stores import is_dsn
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -38,7 +43,7 @@ def test_restart_keeps_every_span_and_still_deduplicates(collector, otlp_sender_
     assert collector.metric("handoffscope_spans_duplicate_total") == 6
 
     assert collector.stop() == 0
-    stored = read_db(collector.db_path, "SELECT trace_id, span_id FROM spans")
+    stored = read_db(collector.store, "SELECT trace_id, span_id FROM spans")
     assert len(stored) == 8 and set(stored) == span_keys(sender.sent)
 
 
@@ -48,12 +53,15 @@ def test_sigterm_and_ctrl_c_flush_and_close_the_file(collector, otlp_sender_fact
         handoff(sender, f"run-{sig.name}")
         assert sender.send() is SpanExportResult.SUCCESS
         assert collector.stop(sig) == 0, collector.log()
-        assert "file closed" in collector.output[-1]
-        # Checkpointed on close: the write-ahead log is folded into the file.
-        assert not collector.db_path.with_name(collector.db_path.name + ".wal").exists()
+        if is_dsn(collector.store):
+            assert "connections closed" in collector.output[-1]
+        else:
+            assert "file closed" in collector.output[-1]
+            # Checkpointed on close: the write-ahead log is folded into the file.
+            assert not collector.db_path.with_name(collector.db_path.name + ".wal").exists()
         if sig is signal.SIGTERM:
             collector.start()
-    assert read_db(collector.db_path, "SELECT count(*) FROM spans") == [(4,)]
+    assert read_db(collector.store, "SELECT count(*) FROM spans") == [(4,)]
 
 
 def test_the_collector_process_never_loads_pandas(collector, otlp_sender_factory) -> None:
@@ -72,6 +80,7 @@ def test_the_collector_process_never_loads_pandas(collector, otlp_sender_factory
     assert "/pyarrow/" in maps  # the check itself can see a package's libraries
 
 
+@pytest.mark.duckdb_only("DuckDB's file lock; collectors share a PostgreSQL database by design")
 def test_second_collector_on_the_same_file_is_refused_clearly(collector) -> None:
     other = subprocess.run(
         [
@@ -116,10 +125,11 @@ def test_retention_deletes_spans_that_ended_long_ago(
     assert collector.healthz()["spans_stored"] == 2
 
     assert collector.stop() == 0
-    stored = set(read_db(collector.db_path, "SELECT trace_id, span_id FROM spans"))
+    stored = set(read_db(collector.store, "SELECT trace_id, span_id FROM spans"))
     assert stored == span_keys([s for s in sender.sent if s is not old])
 
 
+@pytest.mark.duckdb_only("HANDOFFSCOPE_DB names a DuckDB file; the store is not exercised")
 def test_settings_come_from_environment_variables_alone(tmp_path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -189,6 +199,18 @@ def test_every_acknowledged_export_survives_a_sigterm_under_load(
     assert collector.stop() == 0, collector.log()
     for t in threads:
         t.join()
-    stored = set(read_db(collector.db_path, "SELECT trace_id, span_id FROM spans"))
+    stored = set(read_db(collector.store, "SELECT trace_id, span_id FROM spans"))
     promised = set().union(*acked)
     assert promised and promised <= stored  # a 200 meant durable, shutdown or not
+
+
+def test_the_collector_writes_the_store_the_run_asked_for(collector, pytestconfig) -> None:
+    # `--store postgresql` must reach the collector, or the suites it re-runs would test
+    # the DuckDB file twice (tests/conftest.py, support/stores.py).
+    ready = next(line for line in collector.output if "collector ready" in line)
+    if pytestconfig.getoption("--store") == "postgresql":
+        assert is_dsn(collector.store)
+        assert f"db={collector.store} " in ready
+        assert collector.query("SELECT count(*) FROM judge_work") == [(0,)]  # PG's own table
+    else:
+        assert f"db={collector.db_path.resolve()} " in ready

@@ -6,8 +6,9 @@ tests/conftest.py; nothing here stands in for it. What this module adds:
 - `FaultServer`: a real HTTP server on a free loopback port that answers OTLP exports
   slowly, with 503 + Retry-After, or promptly (counting spans) — what the shim meets when
   its collector misbehaves; `closed_port_url()` for a collector that is down;
-- `stored_keys(db_path)`: the (trace_id, span_id) rows of the collector's file, read with
-  DuckDB once the collector has stopped (DuckDB is single-writer across processes).
+- `stored_keys(store)`: the (trace_id, span_id) rows of the collector's store
+  (`collector.store`: its DuckDB file, read once the collector has stopped — DuckDB is
+  single-writer across processes — or its PostgreSQL database; support/stores.py).
 
 OTLP payloads built by hand are `support.otlp`'s and evidence attributes
 `support.evidence`'s: one vocabulary for every folder of tests.
@@ -25,6 +26,7 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from support.otlp import PROTOBUF, span_keys
 from support.ports import free_port
+from support.stores import query
 
 SECOND_NS = 1_000_000_000
 
@@ -32,15 +34,9 @@ SECOND_NS = 1_000_000_000
 # --- reading what the collector kept -------------------------------------------------------
 
 
-def stored_keys(db_path: str | Path) -> Counter:
-    """(trace_id, span_id) -> rows in the `spans` table of a STOPPED collector's file."""
-    import duckdb
-
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
-        rows = con.execute("SELECT trace_id, span_id FROM spans").fetchall()
-    finally:
-        con.close()
+def stored_keys(store: str | Path) -> Counter:
+    """(trace_id, span_id) -> rows in the `spans` table of a STOPPED collector's store."""
+    rows = query(store, "SELECT trace_id, span_id FROM spans")
     return Counter((t, s) for t, s in rows)
 
 

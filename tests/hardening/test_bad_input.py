@@ -513,7 +513,7 @@ def run_mixed(collector: Any, examples: int) -> None:
     assert_still_healthy(collector)
     assert collector.metric("handoffscope_spans_rejected_total") == rejected_total[0]
     assert collector.stop() == 0
-    assert stored_keys(collector.db_path) == expected  # every valid span, once; nothing else
+    assert stored_keys(collector.store) == expected  # every valid span, once; nothing else
 
 
 def test_mixed_exports_store_exactly_the_valid_spans(collector) -> None:

@@ -153,7 +153,7 @@ def run_trials(collector: Any, trials: int, seed: int) -> None:
         assert len(run["handoffs"]) == HANDOFFS_PER_RUN, run_id
 
     assert collector.stop() == 0
-    stored = stored_keys(collector.db_path)
+    stored = stored_keys(collector.store)
     assert ledger.acked == ledger.sent  # every export was answered in the end
     missing = ledger.acked - set(stored)
     assert not missing, f"{len(missing)} acknowledged spans lost"

@@ -340,7 +340,7 @@ def check_same_verdicts(collector_factory: Any, seed: int) -> None:
     for run_id, expected in clean.items():
         assert judgement(messy, run_id) == expected, run_id
     assert messy.stop() == 0
-    stored = stored_keys(messy.db_path)
+    stored = stored_keys(messy.store)
     assert set(stored.values()) == {1}
     assert len(stored) == len(spans)
 

@@ -247,7 +247,7 @@ def exporters_under_overload(
     assert sum(results.values()) == senders * batches
     assert refused > 0, "the collector never pushed back: the retries were not exercised"
     assert narrow.stop() == 0
-    stored = stored_keys(narrow.db_path)
+    stored = stored_keys(narrow.store)
     assert succeeded <= set(stored), "a span acknowledged to its exporter is missing"
     assert set(stored) <= succeeded | failed, "a span that was never sent is stored"
     assert set(stored.values()) <= {1}, "a span is stored twice"

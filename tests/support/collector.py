@@ -3,10 +3,12 @@
 `CollectorProcess` starts `python -m handoffscope.collector` on free ports with a DuckDB
 file in a directory of its own, waits for its startup line and /healthz, and offers:
 `.http_endpoint` ('http://127.0.0.1:PORT'), `.grpc_endpoint` ('127.0.0.1:PORT'),
-`.db_path`, `.api(path, **params)` -> JSON, `.get(path)` / `.post_traces(...)` ->
+`.db_path`, `.store` (the DuckDB file, or the `postgresql://` DSN of its database under
+`pytest --store postgresql`: support/stores.py), `.query(sql)` -> rows of that store (a
+DuckDB file only once stopped), `.api(path, **params)` -> JSON, `.get(path)` / `.post_traces(...)` ->
 httpx.Response, `.healthz()`, `.metric(name, **labels)`, `.run(run_id, until=...)`,
 `.stop()` (SIGTERM, wait, return code), `.kill()` (SIGKILL), `.restart(env=..., args=...)`
-(same ports, same file). `Collectors` starts them and closes every one still running: the
+(same ports, same store). `Collectors` starts them and closes every one still running: the
 root conftest's `collector_factory` (per test) and `module_collector_factory` (per module)
 are two scopes of it.
 
@@ -38,6 +40,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from support.polling import eventually
+from support.stores import Stores, is_dsn
+from support.stores import query as query_store
 
 READY = re.compile(r"handoffscope collector ready: http=(?P<http>\S+) grpc=(?P<grpc>\S+)")
 STARTUP_TIMEOUT_S = 180.0
@@ -47,7 +51,8 @@ STOP_TIMEOUT_S = 60.0
 
 
 class CollectorProcess:
-    """One real collector process and the DuckDB file it owns."""
+    """One real collector process and the store it writes (a DuckDB file it owns, or a
+    PostgreSQL database of its own)."""
 
     def __init__(
         self,
@@ -56,9 +61,11 @@ class CollectorProcess:
         env: Mapping[str, str] | None = None,
         args: Sequence[str] = (),
         db_name: str = "h.duckdb",
+        store: str | None = None,
     ) -> None:
         self.workdir = workdir
         self.db_path = workdir / db_name
+        self.store = store or str(self.db_path)
         self.env = dict(env or {})
         self.args = list(args)
         self.proc: subprocess.Popen[str] | None = None
@@ -80,8 +87,7 @@ class CollectorProcess:
             sys.executable,
             "-m",
             "handoffscope.collector",
-            "--db",
-            str(self.db_path),
+            *(("--store", self.store) if is_dsn(self.store) else ("--db", self.store)),
             "--http-port",
             str(self.http_port),
             "--grpc-port",
@@ -162,7 +168,7 @@ class CollectorProcess:
     def restart(
         self, *, env: Mapping[str, str] | None = None, args: Sequence[str] | None = None
     ) -> CollectorProcess:
-        """Stop (if running) and start again on the same ports and file."""
+        """Stop (if running) and start again on the same ports and store."""
         if self.running:
             rc = self.stop()
             assert rc == 0, self.log()
@@ -171,6 +177,11 @@ class CollectorProcess:
         if args is not None:
             self.args = list(args)
         return self.start()
+
+    def query(self, sql: str, params: object = None) -> list[tuple]:
+        """Rows of a read-only query against this collector's store (a DuckDB file is
+        locked by its collector: stop it first)."""
+        return query_store(self.store, sql, params)
 
     # HTTP --------------------------------------------------------------------------------
 
@@ -272,10 +283,12 @@ def metric_value(text: str, name: str, **labels: str) -> float:
 
 
 class Collectors:
-    """Starts `CollectorProcess`es in folders of `make_dir()` and closes them all at `close()`."""
+    """Starts `CollectorProcess`es in folders of `make_dir()`, each on a fresh store of
+    `stores` (a DuckDB file in its folder by default), and closes them all at `close()`."""
 
-    def __init__(self, make_dir: Callable[[], Path]) -> None:
+    def __init__(self, make_dir: Callable[[], Path], stores: Stores | None = None) -> None:
         self.make_dir = make_dir
+        self.stores = stores
         self.started: list[CollectorProcess] = []
 
     def __call__(
@@ -285,7 +298,9 @@ class Collectors:
         db_name: str = "h.duckdb",
         cls: type[CollectorProcess] | None = None,
     ) -> CollectorProcess:
-        proc = (cls or CollectorProcess)(self.make_dir(), env=env, args=args, db_name=db_name)
+        workdir = self.make_dir()
+        store = self.stores.new(workdir / db_name) if self.stores is not None else None
+        proc = (cls or CollectorProcess)(workdir, env=env, args=args, db_name=db_name, store=store)
         self.started.append(proc)
         return proc.start()
 

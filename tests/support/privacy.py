@@ -1,5 +1,9 @@
 """The one sentinel scan: a planted string must reach no API answer, log, file byte or
-stored value (DESIGN §5, "no content, proven")."""
+stored value (DESIGN §5, "no content, proven").
+
+On either store (support/stores.py): the DuckDB file and its WAL, or — under `--store
+postgresql` — the files of the collector's database in the server's data directory
+(after a CHECKPOINT writes its pages out) and the server's write-ahead log."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from support.stores import is_dsn
 
 API_PATHS = (
     "/healthz",
@@ -35,9 +41,11 @@ def api_answers(collector: Any) -> dict[str, str]:
     return answers
 
 
-def stored_text(db_path: Path) -> str:
-    """Every value of every table, read back through DuckDB as text (strings are
+def stored_text(db_path: Path | str) -> str:
+    """Every value of every table, read back through the database as text (strings are
     compressed on disk, so the file's bytes alone could hide one)."""
+    if is_dsn(db_path):
+        return _pg_stored_text(str(db_path))
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         tables = con.execute(
@@ -62,11 +70,47 @@ def assert_content_free(
         assert sentinel not in text, f"sentinel in {where}"
     assert collector.stop() == 0
     assert sentinel not in collector.log(), "sentinel in the collector's log"
-    db = Path(collector.db_path)
-    files = [p for p in db.parent.rglob("*") if p.is_file()]
+    if is_dsn(collector.store):
+        db, files = _pg_files(collector.store)
+        text = stored_text(collector.store)
+    else:
+        db = Path(collector.db_path)
+        files = [p for p in db.parent.rglob("*") if p.is_file()]
+        text = stored_text(db)
     assert db in files
     for path in files:
         assert sentinel.encode() not in path.read_bytes(), f"sentinel bytes in {path.name}"
-    text = stored_text(db)
     assert stored in text, f"the read-back does not show {stored!r}"
     assert sentinel not in text, "sentinel in a stored value"
+
+
+def _pg_stored_text(dsn: str) -> str:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as con:
+        tables = con.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables"
+            " WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+        ).fetchall()
+        return "\n".join(
+            repr(con.execute(f'SELECT * FROM "{schema}"."{table}"').fetchall())
+            for schema, table in tables
+        )
+
+
+def _pg_files(dsn: str) -> tuple[Path, list[Path]]:
+    """The directory of the collector's database (its first relation file stands for it)
+    and every file to scan: that database's files and the server's WAL segments."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("CHECKPOINT")  # pages from shared buffers into the files read below
+        data = Path(con.execute("SHOW data_directory").fetchone()[0])
+        oid = con.execute(
+            "SELECT oid FROM pg_database WHERE datname = current_database()"
+        ).fetchone()[0]
+        table = con.execute("SELECT pg_relation_filepath('handoffs')").fetchone()[0]
+    base = data / "base" / str(oid)
+    files = [p for p in base.rglob("*") if p.is_file()]
+    files += [p for p in (data / "pg_wal").glob("*") if p.is_file()]
+    return data / table, files
