@@ -69,6 +69,13 @@ def stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
 
 
 @pytest.fixture
+def postgres_dsn(stores: Stores) -> str:
+    """A fresh database on this worker's real PostgreSQL server, whatever `--store` says
+    (for the tests of the shared store itself: several collectors, the api process)."""
+    return stores.database()
+
+
+@pytest.fixture
 def store_target(stores: Stores) -> Any:
     """`store_target(path)` -> a fresh store's target (`path` on DuckDB, a DSN on PostgreSQL)."""
     return stores.new

@@ -13,13 +13,10 @@ import hashlib
 import hmac
 import time
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from alerts_support import until
 from support.evidence import Run, S
-from support.postgres import PostgresServer
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -279,22 +276,13 @@ def test_flood_of_overdue_waits_is_rate_limited_and_batched(
         assert in_window <= burst + rate, (i, in_window)
 
 
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    server = PostgresServer(durable=False).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_two_collectors_on_one_postgresql_send_each_event_once(
-    postgres, collector_factory, otlp_sender_factory, receiver
+    postgres_dsn, collector_factory, otlp_sender_factory, receiver
 ) -> None:
     """Both collectors run a notifier over the shared tables; the notify lease lets one
     send. Evidence goes into both; every event arrives once, and after the sender is
     killed the other takes over: events found later still arrive, once."""
-    args = notify_args(receiver.url, extra=("--store", postgres.dsn))
+    args = notify_args(receiver.url, extra=("--store", postgres_dsn))
     first, second = collector_factory(args=args), collector_factory(args=args)
     now = time.time_ns()
     expected = seed_everything(otlp_sender_factory(first, service="support"), now)

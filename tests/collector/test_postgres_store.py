@@ -11,14 +11,12 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.polling import eventually
-from support.postgres import PostgresServer
 
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import SPAN_SCHEMA, build_spans_table, read_steps
@@ -28,22 +26,10 @@ psycopg = pytest.importorskip("psycopg")
 LATEST = len(read_steps(PG_DDL_DIR))
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[PostgresServer]:
-    s = PostgresServer(durable=False).start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 @pytest.fixture
-def dsn(server: PostgresServer) -> str:
-    """A fresh database per test, on the module's server."""
-    name = f"t{time.monotonic_ns()}"
-    with psycopg.connect(server.dsn, autocommit=True) as con:
-        con.execute(f'CREATE DATABASE "{name}"')
-    return server.dsn.rsplit("/", 1)[0] + "/" + name
+def dsn(postgres_dsn: str) -> str:
+    """A fresh database per test (the root conftest's, on this worker's server)."""
+    return postgres_dsn
 
 
 def spans(keys: list[tuple[str, str]], *, start_ns: int, duration_ns: int = 10**9) -> pa.Table:
@@ -234,10 +220,12 @@ def test_statements_pass_a_literal_percent_through(dsn: str) -> None:
     store.close()
 
 
-def test_an_unreachable_database_is_a_clear_error(server: PostgresServer) -> None:
+def test_an_unreachable_database_is_a_clear_error(dsn: str) -> None:
     from handoffscope.collector.store.duckdb_store import StoreError
 
-    bad = f"postgresql://postgres:secret@127.0.0.1:{server.port}/no_such_db"
+    # The same server, a database that does not exist, a password to keep out of messages.
+    host_port = dsn.split("@", 1)[1].rsplit("/", 1)[0]
+    bad = f"postgresql://postgres:secret@{host_port}/no_such_db"
     with pytest.raises(StoreError) as info:
         PostgresStore(bad)
     assert "no_such_db" in str(info.value) and "secret" not in str(info.value)

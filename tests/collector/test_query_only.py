@@ -10,13 +10,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 from support.evidence import Run
-from support.postgres import PostgresServer
 
 from handoffscope.collector.engine import ENGINE_VERSION_KEY
 from handoffscope.collector.store import statements
@@ -135,19 +132,12 @@ def test_refuses_a_store_it_cannot_answer_from(tmp_path: Path) -> None:
     assert "postgresql://user@host:port/db" in refused("--store", "postgresql:nohost")
 
 
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    server = PostgresServer(durable=False).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def test_beside_a_collector_on_postgresql(postgres, collector_factory, otlp_sender_factory) -> None:
-    assert "start a collector on it first" in refused("--store", postgres.dsn)
-    collector = collector_factory(args=["--store", postgres.dsn, "--grace-seconds", "1"])
-    api = ApiProcess("--store", postgres.dsn, "--grace-seconds", "1")
+def test_beside_a_collector_on_postgresql(
+    postgres_dsn, collector_factory, otlp_sender_factory
+) -> None:
+    assert "start a collector on it first" in refused("--store", postgres_dsn)
+    collector = collector_factory(args=["--store", postgres_dsn, "--grace-seconds", "1"])
+    api = ApiProcess("--store", postgres_dsn, "--grace-seconds", "1")
     try:
         sender = otlp_sender_factory(collector)
         detail = judged_run(collector, sender, "q-pg")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,7 +30,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from support.collector import CollectorProcess, Collectors, otlp_exporter
 from support.polling import eventually
-from support.postgres import PostgresServer
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -48,22 +46,10 @@ is the weekly review's days elapsed in the current week (to 0.001 day: it moves 
 86 s; whole weeks say 7)."""
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[PostgresServer]:
-    s = PostgresServer(durable=False).start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 @pytest.fixture
-def dsn(server: PostgresServer) -> str:
-    """A fresh database per test, on the module's server."""
-    name = f"t{time.monotonic_ns()}"
-    with psycopg.connect(server.dsn, autocommit=True) as con:
-        con.execute(f'CREATE DATABASE "{name}"')
-    return server.dsn.rsplit("/", 1)[0] + "/" + name
+def dsn(postgres_dsn: str) -> str:
+    """A fresh database per test (the root conftest's, on this worker's server)."""
+    return postgres_dsn
 
 
 def sql(dsn: str, query: str) -> list[tuple[Any, ...]]:

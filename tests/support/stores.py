@@ -7,7 +7,8 @@ in-process store, gets a database of its own (`CREATE DATABASE`, a few ms), so a
 sees exactly what it wrote, as it does with a fresh file.
 
 - `Stores(kind)`: `.new(path)` -> the target of a fresh store (the DuckDB path itself,
-  or the DSN of a new database); `.close()` stops the server if one was started.
+  or the DSN of a new database); `.database()` -> a new database whatever the kind (the
+  shared store's own tests); `.close()` stops the server if one was started.
 - `open_store(target)`: the collector's own `DuckDBStore` / `PostgresStore` on it.
 - `query(target, sql)`: rows of a read-only query against the store a target names (a
   DuckDB file must be closed by its collector first; a database can be read any time).
@@ -57,6 +58,10 @@ class Stores:
         """A fresh store: `path` itself on DuckDB; a new, empty database on PostgreSQL."""
         if self.kind == DUCKDB:
             return str(path)
+        return self.database()
+
+    def database(self) -> str:
+        """The DSN of a new, empty database on this process's PostgreSQL server."""
         import psycopg
 
         # Unique across xdist workers too: each worker has a server of its own.
