@@ -210,7 +210,7 @@ def test_the_collector_writes_the_store_the_run_asked_for(collector, pytestconfi
     ready = next(line for line in collector.output if "collector ready" in line)
     if pytestconfig.getoption("--store") == "postgresql":
         assert is_dsn(collector.store)
-        assert f"db={collector.store} " in ready
+        assert f"store={collector.store} " in ready  # the database, no password in it
         assert collector.query("SELECT count(*) FROM judge_work") == [(0,)]  # PG's own table
     else:
         assert f"db={collector.db_path.resolve()} " in ready
