@@ -178,13 +178,18 @@ def ingest(label: str, stores: list[str], payload: str, args, tmp: str) -> dict:
 
 def query_p95(dsn: str, args, tmp: str) -> dict:
     t0 = time.perf_counter()
-    rows = gen_history_pg.generate(dsn, args.handoffs)
-    generated_s = time.perf_counter() - t0
-    print(
-        f"  history: {rows['handoffs']:,} handoffs, {rows['runs']:,} runs written set-based "
-        f"in {generated_s:.0f} s",
-        flush=True,
-    )
+    if args.history:
+        rows = gen_history_pg.counts(dsn)
+        generated_s = None
+        print(f"  history: {rows['handoffs']:,} handoffs, {rows['runs']:,} runs, as found")
+    else:
+        rows = gen_history_pg.generate(dsn, args.handoffs)
+        generated_s = time.perf_counter() - t0
+        print(
+            f"  history: {rows['handoffs']:,} handoffs, {rows['runs']:,} runs written "
+            f"set-based in {generated_s:.0f} s",
+            flush=True,
+        )
     proc, base = launch.start_collector(
         Path(tmp) / "queries.duckdb", "--store", dsn, "--retention-days", "0"
     )
@@ -244,6 +249,13 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=20, help="requests per query and phase")
     ap.add_argument("--dsn", help="a PostgreSQL server to use (default: a throwaway cluster)")
     ap.add_argument("--skip-queries", action="store_true", help="ingest and judge lag only")
+    ap.add_argument("--skip-ingest", action="store_true", help="queries only")
+    ap.add_argument(
+        "--history",
+        metavar="DSN",
+        help="measure the queries on this database, which already holds a history "
+        "(gen_history_pg.py), instead of generating one (minutes at 10M handoffs)",
+    )
     ap.add_argument("--json", default=str(RESULTS), help="where to write the figures")
     args = ap.parse_args()
 
@@ -263,17 +275,19 @@ def main() -> None:
                 f"{args.warmup:g} s warm-up; load average {load_before[0]:.1f}",
                 flush=True,
             )
-            runs = [
-                ingest("a", [os.path.join(tmp, "a.duckdb")], payload, args, tmp),
-                ingest("b", [dbs.fresh("b")], payload, args, tmp),
-            ]
-            shared = dbs.fresh("c")
-            runs.append(ingest("c", [shared, shared], payload, args, tmp))
-            result["ingest"] = runs
-            print_ingest(runs)
+            if not args.skip_ingest:
+                runs = [
+                    ingest("a", [os.path.join(tmp, "a.duckdb")], payload, args, tmp),
+                    ingest("b", [dbs.fresh("b")], payload, args, tmp),
+                ]
+                shared = dbs.fresh("c")
+                runs.append(ingest("c", [shared, shared], payload, args, tmp))
+                result["ingest"] = runs
+                print_ingest(runs)
             if not args.skip_queries:
-                print(f"\nqueries on PostgreSQL at {args.handoffs:,} handoffs:", flush=True)
-                result["queries"] = query_p95(dbs.fresh("q"), args, tmp)
+                size = "the given history" if args.history else f"{args.handoffs:,} handoffs"
+                print(f"\nqueries on PostgreSQL at {size}:", flush=True)
+                result["queries"] = query_p95(args.history or dbs.fresh("q"), args, tmp)
                 print_queries(result["queries"])
     finally:
         dbs.close()

@@ -62,9 +62,22 @@ def generate(
         for table in TABLES:
             con.execute(f"ANALYZE {table}")
         con.commit()
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+        return _counts(con)
     finally:
         store.close()
+
+
+def counts(dsn: str) -> dict[str, int]:
+    """Rows per table of a history generated earlier (bench_scale_out.py --history)."""
+    store = PostgresStore(dsn)
+    try:
+        return _counts(store.con)
+    finally:
+        store.close()
+
+
+def _counts(con) -> dict[str, int]:
+    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
 
 def main(argv: list[str] | None = None) -> None:
