@@ -249,11 +249,15 @@ SELECT
 FROM handoffs
 GROUP BY 1, 2, 3, 4, 5
 ;
+-- Every handoff but delegations, under the verdict its timeline ends in (engine/__init__.py:
+-- edge_key, PostgreSQL engine step 14).
 INSERT INTO edge_hourly
-SELECT first_seen_ns / 3600000000000, service, from_agent, to_agent, verdict,
+SELECT first_seen_ns / 3600000000000, service, from_agent, to_agent,
+       CASE WHEN flip2_ns IS NOT NULL THEN flip2_verdict
+            WHEN flip1_ns IS NOT NULL THEN flip1_verdict ELSE verdict END,
        route_declared IS FALSE, count(*)
 FROM handoffs
-WHERE flip1_ns IS NULL
+WHERE kind IS DISTINCT FROM 'delegation'
 GROUP BY 1, 2, 3, 4, 5, 6
 ;
 INSERT INTO edge_daily

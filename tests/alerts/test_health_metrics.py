@@ -107,6 +107,15 @@ def test_gauges_and_counters_agree_with_the_query_api(collector_factory, otlp_se
     for verdict in (sc.HEALTHY, sc.CONTRACT_REJECTED):
         got = sample(text, "handoffscope_handoffs_total", **labels, verdict=verdict)
         assert got == billing["verdicts"].get(verdict, 0) > 0, verdict
+    # Handoffs whose verdict came by a flip are counted once it has passed (the two waits
+    # past their deadline), not while it is ahead (the wait an hour from its deadline).
+    refunds = next(e for e in edges if (e["from_agent"], e["to_agent"]) == ("triage", "refunds"))
+    labels = {**labels, "to_agent": "refunds"}
+    overdue = sample(text, "handoffscope_handoffs_total", **labels, verdict=sc.APPROVAL_OVERDUE)
+    assert overdue == refunds["verdicts"][sc.APPROVAL_OVERDUE] == 2
+    waiting = sample(text, "handoffscope_handoffs_total", **labels, verdict=sc.WAITING_ON_APPROVAL)
+    assert waiting == 0 < refunds["verdicts"][sc.WAITING_ON_APPROVAL]
+    labels["to_agent"] = "billing"
     # Every verdict of the precedence has a sample for a labelled edge, zeros included.
     names = set(
         re.findall(

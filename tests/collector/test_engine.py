@@ -803,11 +803,16 @@ SELECT from_agent, to_agent, v, undeclared, sum(n)::BIGINT AS n FROM (
     SELECT nullif(from_agent, '') AS from_agent, nullif(to_agent, '') AS to_agent, verdict AS v,
            undeclared, handoffs AS n
     FROM edge_hourly
+    UNION ALL  -- the rollup counts the verdict a timeline ends in: the flips ahead, corrected
+    SELECT from_agent, to_agent,
+           CASE WHEN flip2_ns IS NOT NULL THEN flip2_verdict ELSE flip1_verdict END,
+           coalesce(route_declared = false, false), -1
+    FROM handoffs WHERE coalesce(flip2_ns, flip1_ns) > $now
     UNION ALL
     SELECT from_agent, to_agent,
            hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now),
            coalesce(route_declared = false, false), 1
-    FROM handoffs WHERE flip1_ns IS NOT NULL
+    FROM handoffs WHERE coalesce(flip2_ns, flip1_ns) > $now
 ) AS u GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
 """
 
@@ -852,6 +857,70 @@ def test_edge_rollup_matches_brute_force_as_evidence_and_time_move(tmp_path, sto
     c.store.close()
 
 
+def test_rollups_written_before_final_verdicts_are_brought_up_to_them(tmp_path, store_target):
+    """Engine step 21 (PostgreSQL: 14) on a store whose rollups left the handoffs with a
+    flip out, as the engine counted them before it: they are added under the verdict
+    their timeline ends in, and the rollups then equal what the engine writes now."""
+    from handoffscope.collector.engine import edge_key
+    from handoffscope.collector.store import statements
+    from handoffscope.collector.store.steps import ddl_dir, read_steps
+
+    c = Collector(store_target(tmp_path / "upgrade.duckdb"), grace_seconds=30)
+    rng = random.Random(5)
+    rows = []
+    for i in range(60):
+        run, at = f"u{i}", -rng.uniform(0, 2 * 86_400)
+        rows.append(request(run, "h", rng.choice("AB"), rng.choice("CD"), at=at))
+        if rng.random() < 0.7:
+            rows.append(accept(run, "h", at=at + 1, started=rng.random() > 0.2))
+        if rng.random() < 0.4:
+            rows.append(wait(run, "h", at=at + 2, deadline_in=rng.choice([-600, 3 * 86_400])))
+    c.send(*rows)
+    rollups = ("edge_hourly", "edge_daily")
+    now_rows = {t: c.table(t, where="handoffs <> 0") for t in rollups}
+    flips = c.q(
+        "SELECT first_seen_ns, service, from_agent, to_agent, flip1_ns, flip1_verdict,"
+        " flip2_ns, flip2_verdict, route_declared FROM handoffs"
+        " WHERE flip1_ns IS NOT NULL AND kind IS DISTINCT FROM 'delegation'"
+    )
+    assert len(flips) > 10  # the step has something to add
+    # Back to what the engine wrote before step 21: the flips' handoffs not counted.
+    dialect = statements.dialect(c.store.con)
+    step = next(s for s in read_steps(ddl_dir("engine", dialect)) if "final_verdict" in s.file)
+    con = c.store.con
+    con.begin()
+    for first, svc, frm, to, f1, v1, f2, v2, declared in flips:
+        hour, *key = edge_key(
+            _Row(first, svc, frm, to, "ok", f1, v1, f2, v2, declared)  # type: ignore[arg-type]
+        )
+        for table, bucket, at in (("edge_hourly", "hour", hour), ("edge_daily", "day", hour // 24)):
+            c._execute(
+                con,
+                f"UPDATE {table} SET handoffs = handoffs - 1 WHERE {bucket} = $b AND service = $s"
+                " AND from_agent = $f AND to_agent = $t AND verdict = $v AND undeclared = $u",
+                dict(zip("bsftvu", [at, *key], strict=True)),
+            )
+    c._execute(
+        con, "UPDATE meta SET value = $v WHERE key = 'engine_version'", {"v": str(step.version - 1)}
+    )
+    con.commit()
+    assert {t: c.table(t, where="handoffs <> 0") for t in rollups} != now_rows
+    c.restart()
+    assert {t: c.table(t, where="handoffs <> 0") for t in rollups} == now_rows
+    c.store.close()
+
+
+class _Row:
+    """The columns of a handoff row edge_key reads."""
+
+    kind = None
+
+    def __init__(self, first, svc, frm, to, verdict, f1, v1, f2, v2, declared) -> None:
+        self.first_seen_ns, self.service, self.from_agent, self.to_agent = first, svc, frm, to
+        self.verdict, self.flip1_ns, self.flip1_verdict = verdict, f1, v1
+        self.flip2_ns, self.flip2_verdict, self.route_declared = f2, v2, declared
+
+
 def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path, store_target):
     """/api/v1/edges reads days, hours and live rows; whatever the window, the sum is exact."""
     from handoffscope.collector.config import CollectorConfig
@@ -868,13 +937,14 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path, store_target
         if rng.random() < 0.8:
             rows.append(accept(run, "h", at=at + 1, started=rng.random() > 0.1))
         if rng.random() < 0.2:
-            rows.append(wait(run, "h", at=at + 2, deadline_in=rng.choice([-600, 900])))
+            # deadlines passed, soon, and days ahead: some flips still ahead of any now
+            rows.append(wait(run, "h", at=at + 2, deadline_in=rng.choice([-600, 900, 4 * 86_400])))
     for i in range(0, len(rows), 40):
         c.send(*rows[i : i + 40])
     api = QueryAPI(c.store, c.engine, CollectorConfig(grace_seconds=30))
     now = time.time_ns()
 
-    def via_api(**params) -> dict:
+    def via_api(now: int, **params) -> dict:
         query = WindowParams.model_validate({k: str(v) for k, v in params.items()})
         with api.cursor() as cur:
             body = api.edges(cur, now, query).model_dump()
@@ -888,7 +958,7 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path, store_target
             for e in body["edges"]
         }
 
-    def brute(since: int, until: int) -> dict:
+    def brute(now: int, since: int, until: int) -> dict:
         got: dict = {}
         for frm, to, v, undeclared, n in c.q(
             "SELECT from_agent, to_agent, hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns,"
@@ -920,10 +990,17 @@ def test_edges_endpoint_equals_brute_force_for_any_window(tmp_path, store_target
             params["until"] = f"{until_s:.3f}"
             until_ns = int(round(until_s * 1000)) * 10**6
         since_ns = int(round(since_s * 1000)) * 10**6
-        got = via_api(**params)
-        want = brute(since_ns, until_ns)
-        assert {k: v[:3] for k, v in got.items()} == {k: v[:3] for k, v in want.items()}, params
-        assert {k: v[3] for k, v in got.items()} == {k: v[3] for k, v in want.items()}
+        # Asked now, and as of earlier times: the rollups count each handoff under the
+        # verdict its timeline ends in, and the flips still ahead of the asked time are
+        # corrected (engine step 21), whichever those are.
+        for now in (time.time_ns(), T0 - 86_400 * S, T0 - 2 * 86_400 * S):
+            got = via_api(now, **params)
+            want = brute(now, since_ns, until_ns)
+            assert {k: v[:3] for k, v in got.items()} == {k: v[:3] for k, v in want.items()}, (
+                params,
+                now,
+            )
+            assert {k: v[3] for k, v in got.items()} == {k: v[3] for k, v in want.items()}
     assert c.q("SELECT count(*) FROM edge_daily") != [(0,)]
     c.store.close()
 

@@ -159,3 +159,39 @@ def test_a_database_from_before_run_days_gets_its_runs_counted(postgres_dsn: str
             assert runs_page_total(c, since, until, "checkout") == counted(
                 c, since, until, "checkout"
             )
+
+
+def test_the_benchmark_history_has_the_rollups_the_engine_would_write(postgres_dsn: str) -> None:
+    """bench/gen_history_pg.py writes the derived tables set-based, not through the
+    engine; its rollups must be the engine's recount of its handoffs and runs, or the
+    10M-handoff query figures would be measured over tables no collector writes."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import gen_history_pg
+
+    written = gen_history_pg.generate(postgres_dsn, 3_000)
+    assert written["handoffs"] == 3_000
+    with psycopg.connect(postgres_dsn, autocommit=True) as c:
+
+        def rows(sql: str) -> list[tuple]:
+            return sorted(c.execute(sql).fetchall())
+
+        assert rows(
+            "SELECT hour, service, from_agent, to_agent, verdict, undeclared, handoffs"
+            " FROM edge_hourly WHERE handoffs <> 0"
+        ) == rows(
+            """SELECT first_seen_ns / 3600000000000, coalesce(service, ''),
+                      coalesce(from_agent, ''), coalesce(to_agent, ''),
+                      CASE WHEN flip2_ns IS NOT NULL THEN flip2_verdict
+                           WHEN flip1_ns IS NOT NULL THEN flip1_verdict ELSE verdict END,
+                      route_declared IS FALSE, count(*)
+               FROM handoffs WHERE kind IS DISTINCT FROM 'delegation'
+               GROUP BY 1, 2, 3, 4, 5, 6"""
+        )
+        assert c.execute("SELECT count(*) FROM handoffs WHERE flip1_ns IS NOT NULL").fetchone()[0]
+        assert rows("SELECT day, service, runs FROM run_days") == rows(
+            "SELECT first_seen_ns / 86400000000000, coalesce(service, ''), count(*)"
+            " FROM runs GROUP BY 1, 2"
+        )

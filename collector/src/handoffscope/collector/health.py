@@ -182,7 +182,7 @@ class HealthMetrics:
                 },
             )
             waits = statements.rows(cur, "query/health_waits", {"now": now, "since": now})
-            handoffs = statements.rows(cur, "query/health_handoffs")
+            handoffs = statements.rows(cur, "query/health_handoffs", {"now": now})
             rejections = statements.rows(cur, "query/health_rejections")
         finally:
             cur.close()

@@ -144,19 +144,30 @@ EDGE_RUNS_KEPT = 20
 
 
 def edge_key(row: HandoffRecord) -> tuple | None:
-    """(hour, service, from, to, verdict, undeclared) of a settled handoff row; None while
-    its verdict still depends on time (those are read live, see 0007_edge_hourly.sql), and
-    for delegations, which the edges query reads live and draws apart."""
-    if row.flip1_ns is not None or row.kind == sc.KIND_DELEGATION:
+    """(hour, service, from, to, verdict, undeclared) of a handoff row, under the verdict
+    its timeline ends in (engine step 21): a handoff whose verdict still depends on time
+    is counted already as what it will be, and the queries correct the few whose last
+    flip is still ahead of them (edges.sql, health_handoffs.sql). None for delegations,
+    which the edges query reads live and draws apart."""
+    if row.kind == sc.KIND_DELEGATION:
         return None
     return (
         row.first_seen_ns // NS_PER_HOUR,
         row.service or "",
         row.from_agent or "",
         row.to_agent or "",
-        row.verdict,
+        final_verdict(row),
         row.route_declared is False,
     )
+
+
+def final_verdict(row: HandoffRecord) -> str:
+    """The verdict a handoff row's timeline ends in: its last flip's, or its verdict."""
+    if row.flip2_ns is not None:
+        return row.flip2_verdict  # type: ignore[return-value]
+    if row.flip1_ns is not None:
+        return row.flip1_verdict  # type: ignore[return-value]
+    return row.verdict
 
 
 class KeySet:

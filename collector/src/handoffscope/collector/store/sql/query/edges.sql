@@ -1,13 +1,14 @@
 -- GET /api/v1/edges: agent -> agent edges of handoffs first seen in [$since, $until),
 -- busiest first, with the unhealthy count (verdicts in $failures judged at $now), the
 -- handoffs on an undeclared route, and the verdict histogram.
--- Over long windows the handoffs table holds millions of rows, so the settled handoffs
--- (verdict no longer time-dependent) come from rollups: edge_daily for the whole days
--- inside the window ($d0..$d1, i.e. hours $dh0..$dh1), edge_hourly for the other whole
--- hours ($h0..$h1). Read live from `handoffs`: the partial hours at the window's ends
--- (before $full_lo, from $full_hi), and every handoff whose verdict still depends on
--- time (flip1_ns set), which the rollups leave out. The parts never overlap, so counts
--- are exact. '' in the rollups stands for an unknown agent (NULL in handoffs).
+-- Over long windows the handoffs table holds millions of rows, so the whole hours come
+-- from rollups: edge_daily for the whole days inside the window ($d0..$d1, i.e. hours
+-- $dh0..$dh1), edge_hourly for the other whole hours ($h0..$h1). They count each handoff
+-- under the verdict its timeline ends in (engine step 21); the few whose last flip is
+-- still ahead of $now are corrected to their verdict at $now (ahead, corrections). Read
+-- live from `handoffs`: the partial hours at the window's ends (before $full_lo, from
+-- $full_hi). The parts never overlap, so counts are exact. '' in the rollups stands for
+-- an unknown agent (NULL in handoffs).
 -- Delegations (an agent called as a tool, kind = 'delegation') are not in the rollups: they
 -- are read live and returned as edges of their own kind, so a view can draw them apart.
 WITH settled AS (
@@ -34,6 +35,8 @@ settled_sum AS (
     GROUP BY ALL
 ),
 live AS (
+    -- Read live: delegations over the whole window, and every other handoff of the
+    -- partial hours at the window's ends, judged at $now.
     SELECT
         coalesce(kind, 'handoff') AS kind,
         from_agent,
@@ -44,18 +47,44 @@ live AS (
     FROM handoffs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
-      AND (
-          flip1_ns IS NOT NULL
-          OR first_seen_ns < $full_lo
-          OR first_seen_ns >= $full_hi
-          OR kind = 'delegation'
-      )
+      AND (first_seen_ns < $full_lo OR first_seen_ns >= $full_hi OR kind = 'delegation')
       AND ($service::VARCHAR IS NULL OR service = $service)
+    GROUP BY ALL
+),
+ahead AS (
+    -- The rollups count a handoff under the verdict its timeline ends in; for the few
+    -- whose last flip is still ahead of $now, that one is taken back and the verdict at
+    -- $now counted instead.
+    SELECT
+        from_agent,
+        to_agent,
+        CASE WHEN flip2_ns IS NOT NULL THEN flip2_verdict ELSE flip1_verdict END AS final,
+        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS at_now,
+        coalesce(route_declared = false, false) AS undeclared
+    FROM handoffs
+    WHERE coalesce(flip2_ns, flip1_ns) > $now
+      AND kind IS DISTINCT FROM 'delegation'
+      AND first_seen_ns >= $full_lo
+      AND first_seen_ns < $full_hi
+      AND ($service::VARCHAR IS NULL OR service = $service)
+),
+corrections AS (
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, sum(d) AS n,
+           coalesce(sum(d) FILTER (WHERE undeclared), 0) AS u
+    FROM (
+        SELECT from_agent, to_agent, final AS verdict, -1 AS d, undeclared FROM ahead
+        UNION ALL
+        SELECT from_agent, to_agent, at_now, 1, undeclared FROM ahead
+    )
     GROUP BY ALL
 ),
 per_verdict AS (
     SELECT kind, from_agent, to_agent, verdict, sum(n) AS n, sum(u) AS u
-    FROM (SELECT * FROM settled_sum UNION ALL SELECT * FROM live)
+    FROM (
+        SELECT * FROM settled_sum
+        UNION ALL SELECT * FROM live
+        UNION ALL SELECT * FROM corrections
+    )
     GROUP BY ALL
     HAVING sum(n) <> 0
 )

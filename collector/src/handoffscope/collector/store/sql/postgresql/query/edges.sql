@@ -1,19 +1,22 @@
 -- GET /api/v1/edges: agent -> agent edges of handoffs first seen in [$since, $until),
 -- busiest first, with the unhealthy count (verdicts in $failures judged at $now), the
 -- handoffs on an undeclared route, and the verdict histogram.
--- Over long windows the handoffs table holds millions of rows, so the settled handoffs
--- (verdict no longer time-dependent) come from rollups: edge_daily for the whole days
--- inside the window ($d0..$d1, i.e. hours $dh0..$dh1), edge_hourly for the other whole
--- hours ($h0..$h1). Read live from `handoffs`: the partial hours at the window's ends
--- (before $full_lo, from $full_hi), and every handoff whose verdict still depends on
--- time (flip1_ns set), which the rollups leave out. The parts never overlap, so counts
--- are exact. '' in the rollups stands for an unknown agent (NULL in handoffs).
+-- Over long windows the handoffs table holds millions of rows, so the whole hours come
+-- from rollups: edge_daily for the whole days inside the window ($d0..$d1, i.e. hours
+-- $dh0..$dh1), edge_hourly for the other whole hours ($h0..$h1). They count each handoff
+-- under the verdict its timeline ends in (engine step 21); the few whose last flip is
+-- still ahead of $now are corrected to their verdict at $now (ahead, corrections). Read
+-- live from `handoffs`: the partial hours at the window's ends (before $full_lo, from
+-- $full_hi). The parts never overlap, so counts are exact. '' in the rollups stands for
+-- an unknown agent (NULL in handoffs).
 -- Delegations (an agent called as a tool, kind = 'delegation') are not in the rollups: they
 -- are read live and returned as edges of their own kind, so a view can draw them apart.
--- PostgreSQL: the live part as two disjoint reads, each served by an index (one OR over
--- both made the planner scan every handoff of the window: 4.0 s for 7 days at 10M
--- handoffs, EXPLAIN ANALYZE over bench_scale_out.py's history); explicit GROUP BY (no GROUP BY ALL), = ANY for list_contains, a jsonb
--- object for the MAP.
+-- PostgreSQL: each live read written so that one index serves it — delegations
+-- (handoffs_delegations), the partial hours (handoffs_first_seen), the flips ahead
+-- (handoffs_last_flip; engine step 14): one OR over them all made the planner scan every
+-- handoff of the window, 4.0 s for 7 days at 10M handoffs (EXPLAIN ANALYZE over
+-- bench_scale_out.py's history). Explicit GROUP BY (no GROUP BY ALL), = ANY for
+-- list_contains, a jsonb object for the MAP.
 WITH settled AS (
     SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs
     FROM edge_daily
@@ -38,19 +41,16 @@ settled_sum AS (
     GROUP BY 1, 2, 3, 4
 ),
 live_rows AS (
-    -- The handoffs the rollups leave out, over the whole window: the partial index
-    -- handoffs_live_edges (engine step 11) holds exactly these, and its predicate is
-    -- repeated verbatim so that the planner can use it.
+    -- Delegations over the whole window.
     SELECT kind, from_agent, to_agent, verdict, flip1_ns, flip1_verdict, flip2_ns,
            flip2_verdict, route_declared
     FROM handoffs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
-      AND (flip1_ns IS NOT NULL OR kind = 'delegation')
+      AND kind = 'delegation'
       AND ($service::VARCHAR IS NULL OR service = $service)
     UNION ALL
-    -- Every other handoff of the partial hours at the window's ends: two short ranges
-    -- of handoffs_first_seen. The complement of the predicate above (kind may be NULL,
+    -- Every other handoff of the partial hours at the window's ends (kind may be NULL,
     -- hence IS DISTINCT FROM), so no handoff is in both parts.
     SELECT kind, from_agent, to_agent, verdict, flip1_ns, flip1_verdict, flip2_ns,
            flip2_verdict, route_declared
@@ -59,7 +59,6 @@ live_rows AS (
           (first_seen_ns >= $since AND first_seen_ns < $full_lo)
           OR (first_seen_ns >= $full_hi AND first_seen_ns < $until)
       )
-      AND flip1_ns IS NULL
       AND kind IS DISTINCT FROM 'delegation'
       AND ($service::VARCHAR IS NULL OR service = $service)
 ),
@@ -74,9 +73,41 @@ live AS (
     FROM live_rows
     GROUP BY 1, 2, 3, 4
 ),
+ahead AS (
+    -- The rollups count a handoff under the verdict its timeline ends in; for the few
+    -- whose last flip is still ahead of $now, that one is taken back and the verdict at
+    -- $now counted instead. The predicate is handoffs_last_flip's, verbatim.
+    SELECT
+        from_agent,
+        to_agent,
+        CASE WHEN flip2_ns IS NOT NULL THEN flip2_verdict ELSE flip1_verdict END AS final,
+        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS at_now,
+        coalesce(route_declared = false, false) AS undeclared
+    FROM handoffs
+    WHERE coalesce(flip2_ns, flip1_ns) > $now
+      AND flip1_ns IS NOT NULL
+      AND kind IS DISTINCT FROM 'delegation'
+      AND first_seen_ns >= $full_lo
+      AND first_seen_ns < $full_hi
+      AND ($service::VARCHAR IS NULL OR service = $service)
+),
+corrections AS (
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, sum(d) AS n,
+           coalesce(sum(d) FILTER (WHERE undeclared), 0) AS u
+    FROM (
+        SELECT from_agent, to_agent, final AS verdict, -1 AS d, undeclared FROM ahead
+        UNION ALL
+        SELECT from_agent, to_agent, at_now, 1, undeclared FROM ahead
+    ) AS both_ways
+    GROUP BY 1, 2, 3, 4
+),
 per_verdict AS (
     SELECT kind, from_agent, to_agent, verdict, sum(n) AS n, sum(u) AS u
-    FROM (SELECT * FROM settled_sum UNION ALL SELECT * FROM live) AS parts
+    FROM (
+        SELECT * FROM settled_sum
+        UNION ALL SELECT * FROM live
+        UNION ALL SELECT * FROM corrections
+    ) AS parts
     GROUP BY 1, 2, 3, 4
     HAVING sum(n) <> 0
 )
