@@ -44,11 +44,22 @@ live AS (
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict,
         count(*) AS n,
         count(*) FILTER (WHERE route_declared = false) AS u
-    FROM handoffs
-    WHERE first_seen_ns >= $since
-      AND first_seen_ns < $until
-      AND (first_seen_ns < $full_lo OR first_seen_ns >= $full_hi OR kind = 'delegation')
-      AND ($service::VARCHAR IS NULL OR service = $service)
+    FROM (
+        -- Two reads, so that row-group min/max on first_seen_ns prunes the second: one OR
+        -- over both would read every row group of the window.
+        SELECT * FROM handoffs
+        WHERE first_seen_ns >= $since
+          AND first_seen_ns < $until
+          AND kind = 'delegation'
+        UNION ALL
+        SELECT * FROM handoffs
+        WHERE (
+              (first_seen_ns >= $since AND first_seen_ns < $full_lo)
+              OR (first_seen_ns >= $full_hi AND first_seen_ns < $until)
+          )
+          AND kind IS DISTINCT FROM 'delegation'
+    )
+    WHERE $service::VARCHAR IS NULL OR service = $service
     GROUP BY ALL
 ),
 ahead AS (
