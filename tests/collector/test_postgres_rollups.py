@@ -1,8 +1,8 @@
 """PostgreSQL's own rollups against a REAL PostgreSQL server (tests/support/postgres.py).
 
-`run_days` (PostgreSQL engine step 12) counts runs per first-seen day and service, kept
-by triggers on `runs`; the runs list's total (query/runs.sql) adds its whole days to the
-partial days it counts. Whatever sequence of new versions, old versions removed and
+`run_hours` (PostgreSQL engine step 12) counts runs per first-seen hour and service, kept
+by triggers on `runs`; the runs list's total (query/runs.sql) adds its whole hours to the
+partial hours it counts. Whatever sequence of new versions, old versions removed and
 retention the table sees, and whatever window is asked, that total must be the count of
 the runs in the window — checked here against `count(*)` over the table itself.
 """
@@ -108,7 +108,7 @@ def con(postgres_dsn: str):
 )
 @given(ops=operations, asked=windows)
 def test_the_runs_total_is_the_count_of_the_window_whatever_changed(con, ops, asked) -> None:
-    con.execute("TRUNCATE runs, run_days")  # TRUNCATE fires no trigger: both at once
+    con.execute("TRUNCATE runs, run_hours")  # TRUNCATE fires no trigger: both at once
     seq = 0
     for op, arg in ops:
         if op == "insert":
@@ -128,11 +128,11 @@ def test_the_runs_total_is_the_count_of_the_window_whatever_changed(con, ops, as
             statements.run(con, "engine/expire_runs", {"cutoff": arg})
     for since, until, service in asked:
         assert runs_page_total(con, since, until, service) == counted(con, since, until, service)
-    # and the table itself: one row per day and service with runs, none left at zero
-    assert con.execute("SELECT count(*) FROM run_days WHERE runs <= 0").fetchone()[0] == 0
+    # and the table itself: one row per hour and service with runs, none left at zero
+    assert con.execute("SELECT count(*) FROM run_hours WHERE runs <= 0").fetchone()[0] == 0
 
 
-def test_a_database_from_before_run_days_gets_its_runs_counted(postgres_dsn: str) -> None:
+def test_a_database_from_before_run_hours_gets_its_runs_counted(postgres_dsn: str) -> None:
     """Engine step 12 on a database that already holds runs (an upgrade): the backfill
     counts them, and the triggers every run after."""
     steps = read_steps(ddl_dir("engine", statements.POSTGRESQL))
@@ -150,7 +150,7 @@ def test_a_database_from_before_run_days_gets_its_runs_counted(postgres_dsn: str
     assert HealthEngine().install(store.con)[1] >= 12
     store.close()
     with psycopg.connect(postgres_dsn, autocommit=True) as c:
-        assert c.execute("SELECT sum(runs) FROM run_days").fetchone()[0] == 40
+        assert c.execute("SELECT sum(runs) FROM run_hours").fetchone()[0] == 40
         c.execute(
             INSERT_RUNS,
             {"seqs": [41], "services": ["checkout"], "firsts": [BASE + 5]},
@@ -191,7 +191,7 @@ def test_the_benchmark_history_has_the_rollups_the_engine_would_write(postgres_d
                GROUP BY 1, 2, 3, 4, 5, 6"""
         )
         assert c.execute("SELECT count(*) FROM handoffs WHERE flip1_ns IS NOT NULL").fetchone()[0]
-        assert rows("SELECT day, service, runs FROM run_days") == rows(
-            "SELECT first_seen_ns / 86400000000000, coalesce(service, ''), count(*)"
+        assert rows("SELECT hour, service, runs FROM run_hours") == rows(
+            "SELECT first_seen_ns / 3600000000000, coalesce(service, ''), count(*)"
             " FROM runs GROUP BY 1, 2"
         )

@@ -20,7 +20,7 @@
 -- does the same in milliseconds). Here the filters are one CTE inlined twice (NOT
 -- MATERIALIZED): the page reads runs_first_seen newest first and stops at $limit, the
 -- total counts the matches with nothing else computed, or, with no filter but the window
--- and service, comes mostly from run_days (counting 3M runs of a 30-day window through
+-- and service, comes mostly from run_hours (counting 3M runs of a 30-day window through
 -- the index took 1.0 s at 10M handoffs). Newest-first is written
 -- `first_seen_ns DESC` (not `-first_seen_ns`) so that the index order serves it.
 WITH hits AS (
@@ -69,25 +69,28 @@ matching AS NOT MATERIALIZED (
        OR ($state = 'looping' AND in_flight AND loop)
 ),
 bounds AS MATERIALIZED (
-    -- The whole UTC days inside the window, [d0, d1), and the partial ends left over:
-    -- [$since, lo) and [hi, $until) (empty, or the whole window, when no day fits).
+    -- The whole UTC hours inside the window, [h0, h1), and the partial ends left over:
+    -- [$since, lo) and [hi, $until) (empty, or the whole window, when no hour fits).
     -- In numeric, as a window reaching the ends of bigint must not overflow.
-    SELECT d0, d1,
-           least(d0 * 86400000000000, $until::numeric)::bigint AS lo,
-           greatest(d1 * 86400000000000, least(d0 * 86400000000000, $until::numeric))::bigint AS hi
+    SELECT h0, h1,
+           least(h0::numeric * 3600000000000, $until::numeric)::bigint AS lo,
+           greatest(
+               h1::numeric * 3600000000000,
+               least(h0::numeric * 3600000000000, $until::numeric)
+           )::bigint AS hi
     FROM (
-        SELECT ceil($since::numeric / 86400000000000)::bigint AS d0,
-               floor($until::numeric / 86400000000000)::bigint AS d1
+        SELECT ceil($since::numeric / 3600000000000)::bigint AS h0,
+               floor($until::numeric / 3600000000000)::bigint AS h1
     ) AS d
 ),
 counted AS MATERIALIZED (
-    -- The total without filters but the window and service: the whole days from
-    -- run_days (engine step 12), the partial ends counted through runs_first_seen.
+    -- The total without filters but the window and service: the whole hours from
+    -- run_hours (engine step 12), the partial ends counted through runs_first_seen.
     SELECT (
         SELECT coalesce(sum(runs), 0)
-        FROM run_days
-        WHERE day >= (SELECT d0 FROM bounds)
-          AND day < (SELECT d1 FROM bounds)
+        FROM run_hours
+        WHERE hour >= (SELECT h0 FROM bounds)
+          AND hour < (SELECT h1 FROM bounds)
           AND ($service::VARCHAR IS NULL OR service = $service)
     ) + (
         SELECT count(*)
@@ -102,7 +105,7 @@ counted AS MATERIALIZED (
 SELECT
     *,
     -- InitPlans, each computed once and only when its branch is taken. '' as a service
-    -- is run_days' key for runs without one, so it is counted the long way.
+    -- is run_hours' key for runs without one, so it is counted the long way.
     CASE
         WHEN $agent::VARCHAR IS NULL AND $q::VARCHAR IS NULL AND $verdict::VARCHAR IS NULL
          AND $state::VARCHAR IS NULL AND coalesce($service::VARCHAR, '-') <> ''
