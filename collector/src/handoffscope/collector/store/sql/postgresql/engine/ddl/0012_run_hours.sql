@@ -32,18 +32,23 @@ $fn$;
 CREATE FUNCTION hs_run_hours_removed() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-    WITH gone AS (
+    UPDATE run_hours AS d
+    SET runs = d.runs - gone.runs
+    FROM (
         SELECT first_seen_ns / 3600000000000 AS hour, coalesce(service, '') AS service,
                count(*) AS runs
         FROM removed
         GROUP BY 1, 2
-    )
-    UPDATE run_hours AS d
-    SET runs = d.runs - gone.runs
-    FROM gone
+    ) AS gone
     WHERE d.hour = gone.hour AND d.service = gone.service;
-    -- An hour emptied (a run's old version gone, retention) leaves no row behind.
-    DELETE FROM run_hours WHERE runs = 0;
+    -- An hour emptied (a run's old version gone, retention) leaves no row behind; only
+    -- the hours this statement touched are looked at.
+    DELETE FROM run_hours AS d
+    USING (
+        SELECT DISTINCT first_seen_ns / 3600000000000 AS hour, coalesce(service, '') AS service
+        FROM removed
+    ) AS gone
+    WHERE d.hour = gone.hour AND d.service = gone.service AND d.runs = 0;
     RETURN NULL;
 END
 $fn$;
