@@ -137,6 +137,40 @@ def test_steps_are_sized_by_the_measured_rate(tmp_path: Path, monkeypatch) -> No
         _close(parts)
 
 
+@pytest.mark.duckdb_only("the DuckDB file's Judge and its mark; PostgreSQL judges by lease")
+def test_a_backlog_left_by_an_earlier_run_is_judged_in_steps_of_many_commits(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The writer reports each commit's size as it makes it; a judge started on commits
+    made before it (a restart, `--judge off` before) reads their sizes from the store.
+    Counted as MAX_GROUP_SPANS each, they would be judged one commit per step once the
+    budget is measured (three times slower on 512-span commits)."""
+    from handoffscope.collector.engine import judge as judge_mod
+
+    db = tmp_path / "j.duckdb"
+    parts = _open(db)
+    for k in range(12):  # twelve exports of 2 spans, each its own group commit
+        assert _post(parts.app, _body(f"run-{k}")).status_code == 200
+    parts.writer.close()
+    parts.store.close()
+
+    parts = _open(db)
+    try:
+        judge = parts.judge
+        assert (judge.mark, judge.committed) == (0, 12)
+        # A judge measured at 20 spans/s: 10 spans, five commits, per half-second step.
+        monkeypatch.setattr(judge_mod, "MIN_STEP_SPANS", 1)
+        judge.rate = 10 / judge_mod.STEP_TARGET_S
+        marks = []
+        while judge.mark < judge.committed:
+            judge._step()
+            marks.append(judge.mark)
+        assert marks == [5, 10, 12]
+        assert _count(parts.store, "SELECT count(*) FROM handoffs") == 12
+    finally:
+        _close(parts)
+
+
 def test_judge_off_ingests_only_and_a_later_start_judges_the_backlog(collector_factory) -> None:
     # The real process: --judge off acknowledges and stores, derives nothing, says so.
     collector = collector_factory(args=["--judge", "off", "--log-level", "warning"])

@@ -274,6 +274,7 @@ SAMPLE_PARAMS: dict[str, object] = {
     # None where the caller may pass NULL ("not asked for").
     **dict.fromkeys(
         [
+            "after",
             "attempts",
             "commit_seq",
             "cutoff",

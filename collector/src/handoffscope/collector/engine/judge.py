@@ -134,9 +134,13 @@ class Judge(JudgeBase):
         """The newest commit the writer reported; the judge works towards it."""
         self._commit_times: OrderedDict[int, int] = OrderedDict()
         self._commit_spans: dict[int, int] = {}
-        """Spans of each commit not judged yet, as the writer reported them."""
+        """Spans of each commit not judged yet, as the writer reported them (or, for a
+        backlog from before this start, as the store counts them)."""
+        self._sized_after = -1
+        """The mark the sizes of unreported commits were last read from the store at."""
         self._wake = threading.Condition()
         self._stopping = False
+        self._size_backlog()
 
     # -- called by the writer and the health endpoints (any thread) -----------------------
 
@@ -219,8 +223,25 @@ class Judge(JudgeBase):
                     )
                     return
 
+    def _size_backlog(self) -> None:
+        """Read the sizes of the unjudged commits the writer did not report (a backlog left
+        by an earlier run, or beyond MAX_COMMITS_PER_STEP remembered): without them each
+        counts as MAX_GROUP_SPANS, and a judge catching up on 512-span commits took one
+        per step, its fixed cost per step three times its work (bench_judge_throughput.py).
+        At most once per mark."""
+        if self.mark >= self.committed or self.mark + 1 in self._commit_spans:
+            return
+        if self._sized_after == self.mark:
+            return
+        self._sized_after = self.mark
+        sizes = self.store.commit_sizes(self.mark, MAX_COMMITS_PER_STEP, con=self.con)
+        with self._wake:
+            for seq, n in sizes.items():
+                self._commit_spans.setdefault(seq, n)
+
     def _step_end(self) -> int:
         """The last commit of the next step: as many commits as the budget holds (one at least)."""
+        self._size_backlog()
         budget = self.step_budget()
         with self._wake:
             upto, total = self.mark + 1, self._commit_spans.get(self.mark + 1, MAX_GROUP_SPANS)

@@ -37,6 +37,7 @@ import logging
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -270,6 +271,12 @@ class DuckDBStore:
     def max_commit_seq(self) -> int:
         """The newest group commit number in the file (0: none yet)."""
         return int(statements.rows(self.con, "max_commit_seq")[0][0])
+
+    def commit_sizes(self, after: int, limit: int, con: Any = None) -> dict[int, int]:
+        """Spans per group commit after `after` (the oldest `limit` commits), read on `con`
+        (default: the writer's connection)."""
+        rows = statements.rows(con or self.con, "commit_sizes", {"after": after, "limit": limit})
+        return {int(seq): int(n) for seq, n in rows}
 
     def count_spans(self) -> int:
         return int(statements.rows(self.con, "count_spans")[0][0])
