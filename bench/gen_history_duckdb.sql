@@ -18,8 +18,14 @@
 -- collector's grace), and the section's own.
 --
 -- A port of gen_history_pg.sql (same services and agents, runs of 1-6 handoffs in the
--- same size cycle, the same verdict mix; see its header for what is simplified against
--- the engine). "Random" is DuckDB's hash() of the row number: the same history on one
+-- same size cycle, the same verdict mix), closer to the engine: a run's status and
+-- verifier are known to its handoffs (run_status, run_stopped, the last handoff's claim
+-- judged as a false completion), an unadmitted destination of a run that ended is
+-- judged at once, and in-flight runs flip with their handoffs. A collector starting on
+-- the file reloads the last hour's runs and re-judges them from these spans: of ~1,300
+-- handoff rows it rewrote 3 (a wait's overdue flip behind an earlier verdict), of ~390
+-- runs ~20 (the path and loop around a destination never admitted, which the SQL still
+-- counts). "Random" is DuckDB's hash() of the row number: the same history on one
 -- DuckDB version (hash() may change between versions; nothing persisted depends on it).
 -- Unlike the PostgreSQL history this one has spans, made from the derived rows so they
 -- agree with them: per handoff its request span, an accept span unless it was never
@@ -47,7 +53,7 @@ WITH sizes(r, k) AS (
     VALUES (0, 1), (1, 2), (2, 2), (3, 3), (4, 3), (5, 3), (6, 4), (7, 4), (8, 5), (9, 6)
 ),
 shape AS (  -- 10 runs, 33 handoffs: offset in the block -> (run in block, seq)
-    SELECT (row_number() OVER (ORDER BY r, seq) - 1)::BIGINT AS o, r, seq
+    SELECT (row_number() OVER (ORDER BY r, seq) - 1)::BIGINT AS o, r, seq, k
     FROM sizes, range(1, k + 1) AS t(seq)
 ),
 base AS (
@@ -55,6 +61,8 @@ base AS (
         i,
         (i // 33) * 10 + shape.r AS rn,
         shape.seq::INTEGER AS seq,
+        -- The run's last handoff (the history's last run may be cut short).
+        shape.seq = shape.k OR i = $handoffs - 1 AS is_last,
         gen_rand(i) AS f,
         gen_rand(i + 4000000000000) AS g,
         ceil($handoffs / 33.0)::BIGINT * 10 AS runs_total
@@ -69,6 +77,8 @@ run_facts AS (
             $now_ns - 60000000000
         ) AS t0,
         gen_rand(-rn - 1) AS rf,
+        gen_rand(rn + 5000000000000) AS rf2,
+        gen_rand(rn + 6000000000000) AS rf3,
         rn % 3 AS svc
     FROM base
 ),
@@ -77,6 +87,12 @@ placed AS (
         *,
         t0 > $now_ns - 900000000000 AS recent,
         rf < 20 AS loop_run,
+        CASE
+            WHEN t0 > $now_ns - 900000000000 AND rf < 500 THEN 'started'
+            WHEN rf2 < 40 THEN 'failed'
+            WHEN rf2 < 60 OR rf < 20 THEN 'max_turns'
+            ELSE 'completed'
+        END AS status,
         (['billing-app', 'support-desk', 'travel-planner'])[svc + 1] AS service,
         CASE svc
             WHEN 0 THEN ['triage', 'billing', 'refunds', 'fraud', 'escalation', 'ledger']
@@ -97,7 +113,13 @@ moved AS (
                    % len(agents)] AS to_agent,
         recent AND f < 50 AS never_admitted,
         f >= 60 AND f < 80 AS wait_seen,
-        gen_rand(i + 8000000000000) < 800 AND NOT recent AS decided
+        gen_rand(i + 8000000000000) < 800 AND NOT recent AS decided,
+        -- A completed run's last handoff claims the run done; its verifier's result
+        -- (none for a tenth of them) judges the claim.
+        is_last AND status = 'completed' AS claims_done,
+        CASE WHEN status = 'completed' AND rf3 < 900 THEN
+            CASE WHEN rf3 < 837 THEN 'pass' ELSE 'fail' END
+        END AS run_outcome
     FROM placed
 ),
 timed AS (
@@ -119,6 +141,9 @@ SELECT
         ELSE acc_ns + 1000000
     END AS last_ns,
     CASE
+        -- Never admitted: in flight until the grace is out, unless the run has ended.
+        WHEN never_admitted AND status IN ('failed', 'max_turns') THEN 'run_failed'
+        WHEN never_admitted AND status = 'completed' THEN 'destination_not_started'
         WHEN never_admitted THEN 'in_flight'
         WHEN g < 30 THEN 'route_rejected'
         WHEN f < 10 THEN 'stale_control'
@@ -126,6 +151,7 @@ SELECT
         WHEN f < 30 THEN 'context_incomplete'
         WHEN f < 60 THEN 'contract_rejected'
         WHEN loop_run AND seq >= 3 THEN 'loop'
+        WHEN claims_done AND run_outcome IS DISTINCT FROM 'pass' THEN 'false_complete'
         WHEN wait_seen AND NOT decided AND (f < 65 OR f >= 75) THEN 'wait_uncertain'
         WHEN wait_seen AND NOT decided THEN 'waiting_on_approval'
         ELSE 'healthy'
@@ -155,7 +181,7 @@ SELECT
     CASE WHEN never_admitted THEN NULL ELSE to_agent END AS control_after,
     'call_' || rn || '_' || seq AS tool_call_id,
     CASE WHEN never_admitted THEN NULL ELSE NOT (f >= 10 AND f < 20) END AS tool_call_closed,
-    ['order_id', 'customer_tier'] AS required_keys,
+    ['customer_tier', 'order_id'] AS required_keys,  -- the engine keeps them sorted
     CASE WHEN f >= 20 AND f < 30 AND NOT never_admitted THEN ['customer_tier']
          ELSE []::VARCHAR[] END AS missing_keys,
     CASE WHEN never_admitted THEN NULL ELSE NOT (f >= 30 AND f < 60) END AS destination_started,
@@ -165,8 +191,9 @@ SELECT
     []::VARCHAR[] AS rejection_fields,
     'specialist_needed' AS reason,
     loop_run AND seq >= 3 AS loop,
-    false AS run_stopped,
-    false AS claims_done,
+    status = 'max_turns' AS run_stopped,
+    claims_done,
+    CASE WHEN claims_done THEN run_outcome END AS outcome_result,
     wait_seen,
     CASE WHEN wait_seen AND f >= 65 THEN 'finance-oncall' END AS wait_owner,
     CASE WHEN wait_seen THEN 'refund_over_limit' END AS wait_reason,
@@ -175,16 +202,17 @@ SELECT
     CASE WHEN wait_seen THEN f < 75 END AS wait_state_persisted,
     CASE WHEN wait_seen AND decided THEN 'approved' END AS wait_decision,
     verdict,
-    CASE verdict WHEN 'in_flight' THEN req_ns + $grace_ns
+    CASE verdict WHEN 'in_flight' THEN req_ns + $grace_ns + 1
                  WHEN 'waiting_on_approval' THEN deadline_ns END AS flip1_ns,
     CASE verdict WHEN 'in_flight' THEN 'destination_not_started'
                  WHEN 'waiting_on_approval' THEN 'approval_overdue' END AS flip1_verdict,
     CASE verdict WHEN 'healthy' THEN NULL
-                 WHEN 'in_flight' THEN req_ns + $grace_ns
+                 WHEN 'in_flight' THEN req_ns + $grace_ns + 1
                  WHEN 'waiting_on_approval' THEN deadline_ns
                  ELSE -9223372036854775808 END AS unhealthy_from_ns,
     'handoff' AS kind,
-    []::VARCHAR[] AS unobserved
+    []::VARCHAR[] AS unobserved,
+    status AS run_status
 FROM gen_h
 ORDER BY i
 ;
@@ -194,12 +222,14 @@ ORDER BY i
 INSERT INTO runs BY NAME
 WITH per_run AS (
     SELECT
-        rn, min(t0) AS t0, min(rf) AS rf, min(service) AS service, bool_or(loop_run) AS loop_run,
-        bool_or(recent) AS recent, count(*)::INTEGER AS k,
+        rn, min(t0) AS t0, min(service) AS service, bool_or(loop_run) AS loop_run,
+        min(status) AS status, min(run_outcome) AS outcome_result, count(*)::INTEGER AS k,
         max(last_ns) AS last_ns,
         max(req_ns) AS last_handoff_ns,
         list(from_agent ORDER BY seq)[1:1] || list(to_agent ORDER BY seq) AS path,
         arg_max(to_agent, seq) AS last_agent,
+        min(req_ns + $grace_ns + 1) FILTER (WHERE verdict = 'in_flight') AS in_flight_flip_ns,
+        min(deadline_ns) FILTER (WHERE verdict = 'waiting_on_approval') AS overdue_ns,
         min(list_position(['route_rejected', 'stale_control', 'open_tool_protocol',
             'context_incomplete', 'contract_rejected', 'destination_not_started', 'loop',
             'false_complete', 'approval_overdue', 'wait_uncertain', 'run_failed',
@@ -212,36 +242,15 @@ facts AS (
     SELECT
         *,
         gen_run_id(rn) AS run_id,
-        last_ns + 2000000000 AS end_ns,
-        gen_rand(rn + 5000000000000) AS rf2,
-        gen_rand(rn + 6000000000000) AS rf3
+        last_ns + 2000000000 AS end_ns
     FROM per_run
-),
-ended AS (
-    SELECT
-        *,
-        CASE
-            WHEN recent AND rf < 500 THEN 'started'
-            WHEN rf2 < 40 THEN 'failed'
-            WHEN rf2 < 60 OR loop_run THEN 'max_turns'
-            ELSE 'completed'
-        END AS status
-    FROM facts
-),
-verified AS (
-    SELECT
-        *,
-        CASE WHEN status = 'completed' AND rf3 < 900 THEN
-            CASE WHEN rf3 < 837 THEN 'pass' ELSE 'fail' END
-        END AS outcome_result
-    FROM ended
 ),
 judged AS (
     SELECT
         *,
         status = 'completed' AND outcome_result IS DISTINCT FROM 'pass' AS false_complete,
         status IN ('failed', 'max_turns') AS failed
-    FROM verified
+    FROM facts
 )
 SELECT
     rn + 1 AS row_seq,
@@ -278,9 +287,14 @@ SELECT
         CASE WHEN false_complete THEN 8 END,
         CASE WHEN failed THEN 11 END
     )] AS verdict,
+    -- As its handoffs': in flight until the grace is out, waiting until the deadline.
+    CASE verdict WHEN 'in_flight' THEN in_flight_flip_ns
+                 WHEN 'waiting_on_approval' THEN overdue_ns END AS flip1_ns,
+    CASE verdict WHEN 'in_flight' THEN 'destination_not_started'
+                 WHEN 'waiting_on_approval' THEN 'approval_overdue' END AS flip1_verdict,
     0 AS delegation_count,
     false AS unverified,
-    true AS verification_expected,
+    status <> 'started' AS verification_expected,
     []::VARCHAR[] AS unobserved,
     false AS handoffs_capped
 FROM judged
