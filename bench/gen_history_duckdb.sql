@@ -426,7 +426,7 @@ DROP TABLE gen_h
 -- engine/__init__.py daily_key: delegations stay out; the base verdict decides the reason.
 INSERT INTO handoff_daily BY NAME
 SELECT
-    to_timestamp(first_seen_ns // 1000000000)::DATE AS day,
+    DATE '1970-01-01' + (first_seen_ns // 86400000000000)::INTEGER AS day,  -- UTC, as daily_key
     coalesce(service, '') AS service,
     coalesce(from_agent, '') AS from_agent,
     coalesce(to_agent, '') AS to_agent,

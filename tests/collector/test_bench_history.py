@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -46,7 +47,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def con(history: Path) -> duckdb.DuckDBPyConnection:
+def con(history: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     c = duckdb.connect(str(history), read_only=True)
     yield c
     c.close()
@@ -193,6 +194,10 @@ def test_a_collector_on_the_history_answers_without_judging_it_again(
         metrics = collector.metrics_text()
         assert "handoffscope_engine_spans_applied_total" in metrics
         assert metric_value(metrics, "handoffscope_engine_spans_applied_total") == 0
+        # At start the engine reloads the last hour's runs and re-judges them from their
+        # spans, rewriting any row that differs: the spans say what the rows say.
+        assert metric_value(metrics, "handoffscope_engine_runs_reloaded_total") > 100
+        assert metric_value(metrics, "handoffscope_engine_handoff_rows_written_total") <= 30
         page = collector.api("/api/v1/runs", limit=10)
         assert page["total"] == runs_total
         assert len(page["runs"]) == 10
