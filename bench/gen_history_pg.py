@@ -21,6 +21,8 @@ import argparse
 import time
 from pathlib import Path
 
+from gen_history import statements_of  # bench/ is on sys.path: these scripts run as files
+
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.store.postgres_store import PostgresStore
 
@@ -31,12 +33,6 @@ TABLES = (
     "edge_runs", "edge_runs_daily", "services",
 )  # fmt: skip
 S = 10**9
-
-
-def statements_of(text: str) -> list[str]:
-    """The file's statements: separated by lines holding only ';' (comments dropped)."""
-    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
-    return [part.strip() for part in body.split("\n;\n") if part.strip()]
 
 
 def generate(
