@@ -13,6 +13,10 @@
 --           (in flight with its loop fact set).
 -- $sort: newest (first seen, newest first), severity (verdict precedence, $ranked, then
 -- stuck first, then longest silent), silent (longest silent first), last_seen.
+-- The page and its total apart, over the filters as CTEs inlined (NOT MATERIALIZED):
+-- `count(*) OVER ()` over the page's query kept every run of the window, with all its
+-- columns, for the window and the sort: 1.2-1.9 s for the 3.2M runs of 30 days at 10M
+-- handoffs; the count alone reads only the filters' columns.
 WITH hits AS (
     SELECT DISTINCT handoff_run_id AS run_id
     FROM spans
@@ -21,7 +25,7 @@ WITH hits AS (
       AND handoff_run_id IS NOT NULL
       AND (trace_id = lower($q) OR gen_ai_conversation_id = $q)
 ),
-r AS (
+r AS NOT MATERIALIZED (
     SELECT
         run_id, service, status, started_ns, first_seen_ns, last_seen_ns, current_agent,
         handoff_count, loop, false_complete, failed, pending_approvals, turns,
@@ -45,17 +49,30 @@ r AS (
           OR run_id IN (SELECT run_id FROM hits)
       )
 ),
-f AS (
+f AS NOT MATERIALIZED (
     SELECT *, in_flight AND last_activity_ns < $stuck_before AND pending_approvals = 0 AS stuck
     FROM r
     WHERE $verdict::VARCHAR IS NULL OR verdict = $verdict
+),
+matching AS NOT MATERIALIZED (
+    SELECT *
+    FROM f
+    WHERE $state::VARCHAR IS NULL
+       OR ($state = 'in_flight' AND in_flight)
+       OR ($state = 'stuck' AND stuck)
+       OR ($state = 'looping' AND in_flight AND loop)
+),
+newest AS (
+    -- Newest first (the default order): the page is among the runs first seen at or
+    -- after the $limit-th newest first_seen_ns, found over that one column; the page's
+    -- sort then orders a few rows instead of every run of the window with all their
+    -- columns (250 ms for the 3.2M runs of 30 days at 10M handoffs).
+    SELECT CASE WHEN $sort = 'newest' THEN min(first_seen_ns) END AS lo
+    FROM (SELECT first_seen_ns FROM matching ORDER BY first_seen_ns DESC LIMIT $limit)
 )
-SELECT *, count(*) OVER () AS total
-FROM f
-WHERE $state::VARCHAR IS NULL
-   OR ($state = 'in_flight' AND in_flight)
-   OR ($state = 'stuck' AND stuck)
-   OR ($state = 'looping' AND in_flight AND loop)
+SELECT *, (SELECT count(*) FROM matching) AS total
+FROM matching
+WHERE first_seen_ns >= coalesce((SELECT lo FROM newest), -9223372036854775808)
 ORDER BY
     CASE WHEN $sort = 'severity' THEN list_position($ranked, verdict) END,
     CASE WHEN $sort = 'severity' THEN NOT stuck END,
