@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 from support.evidence import Run
+from support.polling import eventually
 
 from handoffscope.collector.engine import ENGINE_VERSION_KEY
 from handoffscope.collector.store import statements
@@ -142,7 +143,14 @@ def test_beside_a_collector_on_postgresql(
         sender = otlp_sender_factory(collector)
         detail = judged_run(collector, sender, "q-pg")
         assert api.get("/api/v1/runs/q-pg").json() == detail  # while the collector runs
-        health = api.get("/healthz").json()
+        # The api process reads the shared backlog every LeasedJudge.POLL_S, so it may
+        # still show the commit it read before the collector's judge took it.
+        health = eventually(
+            lambda: api.get("/healthz").json(),
+            lambda h: h["judge_pending_commits"] == 0,
+            timeout=30,
+            or_last=True,
+        )
         assert health["query_only"] is True and health["judge_pending_commits"] == 0
     finally:
         assert api.stop() == 0
