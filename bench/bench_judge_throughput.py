@@ -6,7 +6,9 @@ own connection — fed realistic runs: `--spans-per-run` spans each (default 4, 
 bench_receiver's template: request, accept, outcome, run status; `--handoffs-per-run` > 1
 repeats request/accept/outcome per handoff), in group commits of `--commit-spans`.
 
-Two measurements:
+Each with the engine where the collector runs it by default — its worker process
+(`--judge on`, engine/worker.py) — and, as the baseline in the same run, in the judge's
+thread (`--judge thread`, the former default). Two measurements:
 
 - **catch-up**: N spans stored first (the judge stopped), then `Judge.catch_up()` timed:
   µs per span and spans/s, wall clock and process CPU time (CPU time is the steadier
@@ -33,11 +35,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
+from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.store.duckdb_store import (
     ATTRIBUTE_COLUMNS,
     SPAN_SCHEMA,
@@ -190,19 +194,44 @@ class FastGenerator:
         )
 
 
-def _open(d: str) -> tuple[DuckDBStore, HealthEngine]:
+WHERE = ("worker", "thread")
+"""Where the engine runs: its worker process (`--judge on`, the collector's default on a
+DuckDB file) or the judge's thread in this process (`--judge thread`)."""
+
+
+def _open(d: str, where: str) -> tuple[DuckDBStore, HealthEngine | ProcessEngine]:
     store = DuckDBStore(str(Path(d) / "judge.duckdb"))
-    engine = HealthEngine(grace_seconds=30)
+    engine = (
+        ProcessEngine(grace_seconds=30) if where == "worker" else HealthEngine(grace_seconds=30)
+    )
     engine.install(store.con)
     engine.load(store.con)
     return store, engine
 
 
-def catch_up(n: int, commit_spans: int, hpr: int, one_span_runs: bool = False) -> dict:
+def _close(store: DuckDBStore, engine) -> None:
+    if isinstance(engine, ProcessEngine):
+        engine.close()
+    store.close()
+
+
+def _cpu(engine) -> float:
+    """CPU seconds of this process and, for the worker, of the worker process too."""
+    cpu = time.process_time()
+    pid = getattr(engine, "worker_pid", None)
+    if pid is not None:
+        t = psutil.Process(pid).cpu_times()
+        cpu += t.user + t.system
+    return cpu
+
+
+def catch_up(
+    n: int, commit_spans: int, hpr: int, one_span_runs: bool = False, where: str = "worker"
+) -> dict:
     gen = Generator(hpr, one_span_runs)
     tables = [gen.table(min(commit_spans, n - lo)) for lo in range(0, n, commit_spans)]
     with tempfile.TemporaryDirectory() as d:
-        store, engine = _open(d)
+        store, engine = _open(d, where)
         try:
             t0, c0 = time.perf_counter(), time.process_time()
             for seq, t in enumerate(tables, start=1):
@@ -211,29 +240,31 @@ def catch_up(n: int, commit_spans: int, hpr: int, one_span_runs: bool = False) -
                 store.con.commit()
             insert_s, insert_cpu = time.perf_counter() - t0, time.process_time() - c0
             judge = Judge(store, engine)
-            t0, c0 = time.perf_counter(), time.process_time()
+            t0, c0, m0 = time.perf_counter(), _cpu(engine), time.process_time()
             judge.catch_up()
-            judge_s, judge_cpu = time.perf_counter() - t0, time.process_time() - c0
+            judge_s, judge_cpu = time.perf_counter() - t0, _cpu(engine) - c0
+            main_cpu = time.process_time() - m0
             judge.close()
             runs = store.con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
         finally:
-            store.close()
+            _close(store, engine)
     return {
         "insert_s": insert_s,
         "judge_s": judge_s,
         "insert_cpu": insert_cpu,
         "judge_cpu": judge_cpu,
+        "main_cpu": main_cpu,
         "runs": runs,
         "n": n,
     }
 
 
-def sustained(seconds: float, rate: int, commit_spans: int, hpr: int) -> dict:
+def sustained(seconds: float, rate: int, commit_spans: int, hpr: int, where: str) -> dict:
     gen = FastGenerator(hpr)
     fresh: list[float] = []
     commit_end: dict[int, int] = {}
     with tempfile.TemporaryDirectory() as d:
-        store, engine = _open(d)
+        store, engine = _open(d, where)
         judge = Judge(store, engine)
         done = {}
 
@@ -284,7 +315,7 @@ def sustained(seconds: float, rate: int, commit_spans: int, hpr: int) -> dict:
                 "drain_s": drain_s,
             }
         finally:
-            store.close()
+            _close(store, engine)
     fresh.sort()
     done["fresh_p50"] = fresh[len(fresh) // 2] if fresh else float("nan")
     done["fresh_p95"] = fresh[int(len(fresh) * 0.95)] if fresh else float("nan")
@@ -301,54 +332,62 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=int, default=TARGET_SPANS_PER_S)
     p.add_argument("--no-sustained", action="store_true")
     args = p.parse_args(argv)
-    catch_up(2000, 512, 1)  # warm-up: imports, first Arrow conversions
+    catch_up(2000, 512, 1, where="thread")  # warm-up: imports, first Arrow conversions
     shapes = (("runs", False), ("one-span runs", True))
-    res: dict[str, list[dict]] = {s: [] for s, _ in shapes}
+    cases = [(shape, one, where) for where in WHERE for shape, one in shapes]
+    res: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, w in cases}
     for r in range(args.rounds):
-        for shape, one in shapes if r % 2 == 0 else reversed(shapes):
-            m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one)
-            res[shape].append(m)
+        for shape, one, where in cases if r % 2 == 0 else reversed(cases):
+            m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one, where)
+            res[(shape, where)].append(m)
             print(
-                f"  round {r + 1} {shape:>13}: insert {m['insert_s'] / m['n'] * 1e6:6.1f} µs/span"
+                f"  round {r + 1} {shape:>13} ({where}): insert "
+                f"{m['insert_s'] / m['n'] * 1e6:6.1f} µs/span"
                 f" (CPU {m['insert_cpu'] / m['n'] * 1e6:6.1f})"
                 f"  judge {m['judge_s'] / m['n'] * 1e6:6.1f} µs/span"
-                f" (CPU {m['judge_cpu'] / m['n'] * 1e6:6.1f})  ({m['runs']} runs)",
+                f" (CPU {m['judge_cpu'] / m['n'] * 1e6:6.1f}, of it in this process"
+                f" {m['main_cpu'] / m['n'] * 1e6:5.1f})  ({m['runs']} runs)",
                 flush=True,
             )
     print(
         f"\ncatch-up, {args.spans} spans, {args.handoffs_per_run} handoff(s) a run, "
-        f"commits of {args.commit_spans}:"
+        f"commits of {args.commit_spans}; engine in its worker process (the collector's "
+        f"default) or in the judge's thread:"
     )
     print(
-        "shape           insert µs/span  judge µs/span  judge spans/s  judge/insert"
-        "   (CPU µs/span: insert  judge  ratio)"
+        "shape          engine  insert µs/span  judge µs/span  judge spans/s  judge/insert"
+        "   (CPU µs/span: insert  judge  in the collector's process)"
     )
-    for shape, _ in shapes:
-        ins = statistics.median(m["insert_s"] / m["n"] * 1e6 for m in res[shape])
-        jud = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in res[shape])
-        ins_c = statistics.median(m["insert_cpu"] / m["n"] * 1e6 for m in res[shape])
-        jud_c = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in res[shape])
+    for shape, _, where in cases:
+        ms = res[(shape, where)]
+        ins = statistics.median(m["insert_s"] / m["n"] * 1e6 for m in ms)
+        jud = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in ms)
+        ins_c = statistics.median(m["insert_cpu"] / m["n"] * 1e6 for m in ms)
+        jud_c = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in ms)
+        main_c = statistics.median(m["main_cpu"] / m["n"] * 1e6 for m in ms)
         print(
-            f"{shape:>13}   {ins:14.1f} {jud:14.1f} {1e6 / jud:14,.0f} {jud / ins:12.2f}x"
-            f"   {ins_c:19.1f} {jud_c:6.1f} {jud_c / ins_c:5.2f}x"
+            f"{shape:>13} {where:>7}  {ins:14.1f} {jud:14.1f} {1e6 / jud:14,.0f}"
+            f" {jud / ins:12.2f}x   {ins_c:19.1f} {jud_c:6.1f} {main_c:6.1f}"
         )
     if not args.no_sustained:
-        s = sustained(args.seconds, args.rate, args.commit_spans, args.handoffs_per_run)
         print(
-            f"\nsustained {args.rate:,} spans/s offered for {args.seconds:.0f} s "
-            f"(writer and judge in one process, as in the collector):"
+            f"\nsustained {args.rate:,} spans/s offered for {args.seconds:.0f} s by a writer "
+            f"thread, the judge in this process and its engine where said:"
         )
-        print(
-            f"  offered {s['sent']:,} spans in {s['sent_s']:.1f} s "
-            f"({s['sent'] / s['sent_s']:,.0f} spans/s); judged by then {s['judged_at_end']:,}"
-            f" ({s['judged_at_end'] / s['sent_s']:,.0f} spans/s); "
-            f"lag at end {s['lag_end']:.2f} s, {s['pending']} commits pending, "
-            f"drained in {s['drain_s']:.1f} s"
-        )
-        print(
-            f"  freshness (span end -> verdict committed): p50 {s['fresh_p50']:.2f} s, "
-            f"p95 {s['fresh_p95']:.2f} s (target p95 <= {TARGET_FRESHNESS_P95_S} s)"
-        )
+        for where in WHERE:
+            s = sustained(args.seconds, args.rate, args.commit_spans, args.handoffs_per_run, where)
+            print(
+                f"  {where:>6}: offered {s['sent']:,} spans in {s['sent_s']:.1f} s "
+                f"({s['sent'] / s['sent_s']:,.0f} spans/s); judged by then {s['judged_at_end']:,}"
+                f" ({s['judged_at_end'] / s['sent_s']:,.0f} spans/s); "
+                f"lag at end {s['lag_end']:.2f} s, {s['pending']} commits pending, "
+                f"drained in {s['drain_s']:.1f} s"
+            )
+            print(
+                f"          freshness (span end -> verdict committed): p50 {s['fresh_p50']:.2f} s,"
+                f" p95 {s['fresh_p95']:.2f} s (target p95 <= {TARGET_FRESHNESS_P95_S} s)",
+                flush=True,
+            )
     return 0
 
 

@@ -10,8 +10,9 @@ duplicate) and sees time moving forward as in production.
 Baseline, measured in the same run: a null receiver on the same HTTP stack (uvicorn +
 Starlette, same event loop and parser) that parses each body with opentelemetry-proto
 and answers 200 — no allowlist, no health engine, no storage. Measured against it: the
-collector as it runs by default (the judge deriving verdicts in its own thread, behind
-the acknowledgement), and the same collector with `--judge off` (ingest alone: decode,
+collector as it runs by default (the judge deriving verdicts behind the acknowledgement,
+its engine in a worker process), the same with `--judge thread` (the engine in the
+collector's own process, the former default), and with `--judge off` (ingest alone: decode,
 allowlist, Arrow build, insert, commit — what the acknowledgement costs when nothing
 else competes for the GIL). Printed: each figure, its ratio to the null receiver, and
 the target (≥ 60k spans/s, judge on).
@@ -306,6 +307,9 @@ def main() -> None:
             null.wait(30)
 
         measured = measure_collector(os.path.join(tmp, "bench.duckdb"), payload, args)
+        thread = measure_collector(
+            os.path.join(tmp, "thread.duckdb"), payload, args, "--judge", "thread"
+        )
         ingest = measure_collector(
             os.path.join(tmp, "ingest.duckdb"), payload, args, "--judge", "off"
         )
@@ -313,11 +317,17 @@ def main() -> None:
     null_rate = baseline["acked_spans"] / args.seconds
     rate = measured["acked_spans"] / args.seconds
     ingest_rate = ingest["acked_spans"] / args.seconds
+    thread_rate = thread["acked_spans"] / args.seconds
     verdict = "MET" if rate >= TARGET_SPANS_PER_S else "NOT MET"
     print(f"  null receiver (same HTTP stack, parse only, no storage): {null_rate:>9,.0f} spans/s")
     print(
         f"  handoffscope collector (ack after commit):             {rate:>9,.0f} spans/s"
         f"   = {rate / null_rate:.2f}x the null receiver"
+    )
+    print(
+        f"  same, --judge thread (engine in the collector process):{thread_rate:>9,.0f} spans/s"
+        f"   = {thread_rate / null_rate:.2f}x the null receiver; judge worker process"
+        f" {rate / thread_rate:.2f}x it"
     )
     print(
         f"  same, --judge off (ingest alone, no verdicts derived):  {ingest_rate:>9,.0f} spans/s"

@@ -20,6 +20,7 @@ from support import evidence as ev
 from support.stores import is_dsn, open_store, pg_sql
 
 from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.store.duckdb_store import (
     ATTRIBUTE_COLUMNS,
     SPAN_SCHEMA,
@@ -106,14 +107,16 @@ class Collector:
 
     `path`: a DuckDB file, or the DSN of a PostgreSQL database (`store_target`)."""
 
-    def __init__(self, path, **engine_kw):
+    def __init__(self, path, *, worker: bool = False, **engine_kw):
         self.path = path
         # These tests judge completions where verification is expected (as with
         # `--require-outcome '*'`); the verification policy itself has its own tests.
         engine_kw.setdefault("require_outcome", ("*",))
         self.engine_kw = engine_kw
+        self.worker = worker
+        """The engine in its worker process (`--judge on` on a DuckDB file), not here."""
         self.store = open_store(path)
-        self.engine = HealthEngine(**engine_kw)
+        self.engine = ProcessEngine(**engine_kw) if worker else HealthEngine(**engine_kw)
         self.engine.install(self.store.con)
         if is_dsn(path):
             # As the leased judge loads (engine/leased_judge.py): in a transaction of its
@@ -133,8 +136,13 @@ class Collector:
         con.commit()
 
     def restart(self, **engine_kw) -> None:
+        self.close()
+        self.__init__(self.path, worker=self.worker, **(engine_kw or self.engine_kw))
+
+    def close(self) -> None:
+        if isinstance(self.engine, ProcessEngine):
+            self.engine.close()
         self.store.close()
-        self.__init__(self.path, **(engine_kw or self.engine_kw))
 
     def _execute(self, cur, sql: str, params):
         if is_dsn(self.path):  # psycopg binds %(name)s

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_engine import (
@@ -186,9 +187,27 @@ def arrivals(draw):
 )
 @given(example=arrivals())
 def test_stored_verdicts_equal_classify_over_the_merged_evidence(tmp_path_factory, stores, example):
-    runs, batches, resent, restart_after = example
     # A fresh store per example: a DuckDB file, or a database under --store postgresql.
     c = Collector(stores.new(tmp_path_factory.mktemp("diff") / "d.duckdb"), grace_seconds=GRACE)
+    _check(c, example)
+
+
+@pytest.mark.duckdb_only("the worker process judges a DuckDB file (`--judge on`)")
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(example=arrivals())
+def test_the_engine_in_its_worker_process_agrees_with_classify(tmp_path_factory, example):
+    # The collector's default on a DuckDB file: every statement of the engine travels to
+    # the collector's side and back (engine/worker.py); a restart starts a new worker.
+    path = tmp_path_factory.mktemp("diffw") / "d.duckdb"
+    _check(Collector(path, worker=True, grace_seconds=GRACE), example)
+
+
+def _check(c: Collector, example) -> None:
+    runs, batches, resent, restart_after = example
     try:
         for i, batch in enumerate(batches):
             if i == restart_after:
@@ -209,4 +228,4 @@ def test_stored_verdicts_equal_classify_over_the_merged_evidence(tmp_path_factor
             assert rolled == brute
         assert c.q("SELECT count(*) FROM handoffs") == [(RUNS_PER_EXAMPLE,)]
     finally:
-        c.store.close()
+        c.close()

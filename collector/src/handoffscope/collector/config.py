@@ -43,11 +43,14 @@ def _log_level(text: str) -> str:
     return level
 
 
-def _on_off(text: str) -> str:
+def _judge_mode(text: str) -> str:
     value = text.strip().lower()
-    if value not in ("on", "off"):
-        raise ValueError(f"must be on or off, got {text!r}")
+    if value not in JUDGE_MODES:
+        raise ValueError(f"must be on, thread or off, got {text!r}")
     return value
+
+
+JUDGE_MODES = ("on", "thread", "off")
 
 
 def _store_target(text: str) -> str:
@@ -190,9 +193,9 @@ class CollectorConfig(_Served):
     max_handoffs_per_run: int = _handoff_cap_option()
     judge: str = option(
         "on",
-        "`off`: ingest only. Exports are stored and acknowledged as usual, but no verdicts are derived: the judge thread does not run, /healthz says `ingest only: judge off` and the backlog waits in the file; a later start with the judge on catches up from its mark. For a process that only ingests, and for measuring ingest alone (bench/bench_receiver.py).",
-        type=_on_off,
-        metavar="on|off",
+        "Where verdicts are derived. `on`: on a DuckDB file, the health engine runs in a worker process of its own beside the collector's (the judge's Python work takes the second core instead of the receiver's lock; a worker that dies is replaced and reloads from the file); on PostgreSQL, in the collector's process. `thread`: in the collector's process on any store (one process, less memory, about half the ingest rate on two cores). `off`: ingest only. Exports are stored and acknowledged as usual, but no verdicts are derived: the judge does not run, /healthz says `ingest only: judge off` and the backlog waits in the file; a later start with the judge on catches up from its mark. For a process that only ingests, and for measuring ingest alone (bench/bench_receiver.py).",
+        type=_judge_mode,
+        metavar="on|thread|off",
     )
     retention_days: float = option(
         30.0,

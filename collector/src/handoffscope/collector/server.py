@@ -57,6 +57,7 @@ from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.leased_judge import LeasedJudge
+from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
 from handoffscope.collector.metrics import Metrics
@@ -107,14 +108,19 @@ class Collector:
     """`--max-grpc-connections`, lowered with the HTTP cap to fit the fd limit."""
 
 
+def engine_settings(config: CollectorConfig) -> dict:
+    """The health engine's arguments: the collector's judgment settings."""
+    return {
+        "grace_seconds": config.grace_seconds,
+        "retention_days": config.retention_days,
+        "require_outcome": config.require_outcome,
+        "max_handoffs_per_run": config.max_handoffs_per_run,
+    }
+
+
 def engine_for(config: CollectorConfig) -> HealthEngine:
-    """A health engine with the collector's judgment settings."""
-    return HealthEngine(
-        grace_seconds=config.grace_seconds,
-        retention_days=config.retention_days,
-        require_outcome=config.require_outcome,
-        max_handoffs_per_run=config.max_handoffs_per_run,
-    )
+    """A health engine with the collector's judgment settings, in this process."""
+    return HealthEngine(**engine_settings(config))
 
 
 def open_store(config: CollectorConfig) -> Store:
@@ -139,9 +145,11 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
         assert isinstance(store, PostgresStore)
         judge = LeasedJudge(store, lambda: engine_for(config), retention_days=config.retention_days)
     metrics.engine_stats = lambda: dict(getattr(judge.engine, "stats", {}))
+    if isinstance(engine, ProcessEngine):
+        metrics.judge_worker = lambda: (engine.worker_starts, engine.worker_pid)
     # With --judge off the judge still counts the commits it has not judged (its lag
     # grows, truthfully); only its thread is not started (see run()).
-    judging = config.judge == "on"
+    judging = config.judge != "off"
     metrics.judge_lag = lambda: (judge.lag_seconds(), judge.pending_commits)
     metrics.judge_lease = lambda: judging and getattr(judge, "holding", True)
     writer = Writer(
@@ -347,8 +355,13 @@ def run(config: CollectorConfig) -> int:
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
 
-    engine = engine_for(config)
     shared = not isinstance(store, DuckDBStore)
+    # `--judge on` on a DuckDB file: the engine in a worker process (engine/worker.py).
+    engine: HealthEngine | ProcessEngine = (
+        ProcessEngine(**engine_settings(config))
+        if config.judge == "on" and not shared
+        else engine_for(config)
+    )
     where = store.path if isinstance(store.path, str) else store.path.resolve()
     writer: Writer | None = None
     judge: Judge | LeasedJudge | None = None
@@ -369,7 +382,7 @@ def run(config: CollectorConfig) -> int:
         writer = parts.writer
         judge = parts.judge
         writer.start()
-        judge.start(judging=config.judge == "on")
+        judge.start(judging=config.judge != "off")
         if routing:
             notifier = Notifier(
                 store,
@@ -429,6 +442,8 @@ def run(config: CollectorConfig) -> int:
             writer.close()
         if judge is not None:
             judge.close()
+        if isinstance(engine, ProcessEngine):
+            engine.close()
         stored = writer.spans_stored if writer is not None else 0
         store.close()
     closed = "connections closed" if shared else "file closed"

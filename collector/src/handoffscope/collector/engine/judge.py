@@ -19,7 +19,10 @@ the backlog is in the file — and its lag is reported (`/metrics`, `/healthz`, 
 query API's `judged_through`, which the dashboard shows as "verdicts N s behind").
 
 The judge is the only user of the engine once the collector runs (the engine's own
-retention pass runs here too), so the engine needs no lock.
+retention pass runs here too), so the engine needs no lock. With `--judge on` on a DuckDB
+file the engine is a `ProcessEngine` (engine/worker.py): the same calls, their Python work
+done in a worker process, their statements run here on this connection, inside this
+transaction — so nothing below changes with where the engine runs.
 """
 
 from __future__ import annotations

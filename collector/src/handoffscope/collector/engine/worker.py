@@ -1,0 +1,348 @@
+"""The health engine in a worker process of its own (`--judge on`, the default).
+
+Why a process: the judge's work is Python — merging evidence and judging runs, ≈50 µs a
+span (bench/bench_judge_throughput.py) — and in the collector's process it held the GIL
+the receiver, the writer and the query API need, so on two cores the receiver took ≈10k
+spans/s with the judge on against ≈24k with it off (docs/storage.md, "Where ingest time
+goes"). In a process of its own it runs on the other core.
+
+What stays in the collector: the store. A DuckDB file has one writer process, so the
+worker never opens it. `ProcessEngine` stands where a `HealthEngine` stands (the judge
+calls `apply`, `rollback`, `retention` and `load` on it alike, on its own connection and
+inside its own transaction); each call is sent to the worker, whose `HealthEngine` runs
+it against a `RemoteConnection`: every statement the engine asks of `store/statements.py`
+comes back over the pipe, runs on the judge's connection inside the judge's transaction,
+and its result goes back. So the rows and the mark still commit together (a crash of
+either process at any moment leaves the file as of the mark), and the engine's code is
+the same code in either place.
+
+If the worker dies (killed, out of memory), the call fails like any failed step: the
+judge rolls its transaction back and retries; the next call starts a new worker, which
+rebuilds its memory from the file (`load`) before it applies anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from multiprocessing.connection import Connection
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# The worker is a fresh interpreter (`python -m handoffscope.collector.engine.worker FD`),
+# not a fork — the collector runs DuckDB's and gRPC's threads, which a fork would copy in
+# whatever state they were in — and not multiprocessing's "spawn" either, which re-runs the
+# parent's main script in the child (a bench script or an app embedding the collector
+# without a `__main__` guard would start itself again). It talks over one socket pair.
+START_TIMEOUT_S = 60.0
+"""How long a new worker may take to import and answer (a loaded machine is slow)."""
+GC_THRESHOLD = (50_000, 20, 100)
+"""The worker's collector thresholds: the engine allocates many small objects that live
+as long as their run is hot (no cycles to find among them), and at Python's default of
+700 the collections cost a quarter of the judge's time (measured: 71 → 52 µs a span)."""
+
+
+class WorkerError(RuntimeError):
+    """The worker failed a call (its traceback is the message) or is gone."""
+
+
+# --- the worker's side ---------------------------------------------------------------------
+
+
+class _Cursor:
+    """What `statements` reads from `execute()`: fetched on the collector's side, lazily."""
+
+    def __init__(self, con: RemoteConnection, sql: str, params: Any) -> None:
+        self._con, self._sql, self._params = con, sql, params
+        self._rows: list | None = None
+        self._description: Any = None
+
+    def _fetch(self) -> None:
+        if self._rows is None:
+            self._rows, self._description = self._con.ask("rows", self._sql, self._params)
+
+    def fetchall(self) -> list:
+        self._fetch()
+        assert self._rows is not None
+        return self._rows
+
+    @property
+    def description(self) -> Any:
+        self._fetch()
+        return self._description
+
+    def fetchnumpy(self) -> Any:
+        return self._con.ask("numpy", self._sql, self._params)
+
+
+class _Relation:
+    def __init__(self, con: RemoteConnection, sql: str, params: Any) -> None:
+        self._con, self._sql, self._params = con, sql, params
+
+    def to_arrow_table(self) -> Any:
+        return self._con.ask("arrow", self._sql, self._params)
+
+
+class RemoteConnection:
+    """The DuckDB connection surface `statements` uses, each statement run by the collector.
+
+    Registered Arrow tables stay here until a statement runs; they travel with it, and the
+    collector registers them for that statement only."""
+
+    def __init__(self, pipe: Any) -> None:
+        self._pipe = pipe
+        self._tables: dict[str, Any] = {}
+
+    def register(self, name: str, table: Any) -> None:
+        self._tables[name] = table
+
+    def unregister(self, name: str) -> None:
+        self._tables.pop(name, None)
+
+    def execute(self, sql: str, params: Any = None) -> _Cursor:
+        return _Cursor(self, sql, params)
+
+    def sql(self, sql: str, params: Any = None) -> _Relation:
+        return _Relation(self, sql, params)
+
+    def ask(self, kind: str, sql: str, params: Any) -> Any:
+        self._pipe.send_bytes(
+            pickle.dumps(("sql", kind, sql, params, dict(self._tables)), protocol=5)
+        )
+        status, value = pickle.loads(self._pipe.recv_bytes())
+        if status != "ok":
+            raise WorkerError(f"statement failed in the collector: {value}")
+        return value
+
+
+def _serve(pipe: Any) -> None:
+    """The worker process: one HealthEngine, driven by the calls of `ProcessEngine`."""
+    import traceback
+
+    settings, log_level = pickle.loads(pipe.recv_bytes())
+
+    from ..cli import without_pandas
+
+    without_pandas()  # as in the collector's process (cli.py says why)
+    logging.basicConfig(
+        level=log_level, format="%(asctime)s %(levelname)s %(name)s[judge worker]: %(message)s"
+    )
+    from . import HealthEngine
+
+    # Ctrl-C reaches the whole process group: the collector stops us when it closes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.set_threshold(*GC_THRESHOLD)
+    engine = HealthEngine(**settings)
+    con = RemoteConnection(pipe)
+    pipe.send_bytes(pickle.dumps(("ready", os.getpid())))
+    while True:
+        try:
+            message = pipe.recv_bytes()
+        except (EOFError, OSError):
+            return  # the collector is gone
+        op, args = pickle.loads(message)
+        if op == "stop":
+            return
+        result: Any = None
+        reply: tuple
+        try:
+            if op == "apply":
+                engine.apply(con, args[0])
+            elif op == "load":
+                result = engine.load(con, **args[0])
+            elif op == "retention":
+                engine.retention(con, args[0])
+            elif op == "rollback":
+                engine.rollback()
+            else:
+                raise ValueError(f"unknown call {op!r}")
+            reply = ("done", result, dict(engine.stats), engine.hot_size)
+        except Exception:
+            reply = ("failed", traceback.format_exc(), dict(engine.stats), engine.hot_size)
+        pipe.send_bytes(pickle.dumps(reply, protocol=5))
+
+
+# --- the collector's side ------------------------------------------------------------------
+
+
+def _answer(con: Any, kind: str, sql: str, params: Any, tables: dict[str, Any]) -> Any:
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        if kind == "arrow":
+            return con.sql(sql, params=params).to_arrow_table()
+        cur = con.execute(sql, params)
+        if kind == "numpy":
+            return cur.fetchnumpy()
+        rows = cur.fetchall()
+        # Only what `statements.dicts` reads of a description: the column names.
+        return rows, [(d[0],) for d in cur.description or ()]
+    finally:
+        for name in tables:
+            con.unregister(name)
+
+
+class ProcessEngine:
+    """A `HealthEngine` in a worker process, called like one (the module's docstring).
+
+    Calls are made by one thread at a time (the judge's); `stats` and `hot_size` are the
+    worker's as of its last answer, for /metrics."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.settings = settings
+        self.stats: Counter[str] = Counter()
+        self.hot_size = 0
+        self.worker_starts = 0
+        """Workers started (more than one: a worker died and was replaced)."""
+        self._proc: Any = None
+        self._pipe: Any = None
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    @property
+    def worker_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    # -- what the judge calls ----------------------------------------------------------------
+
+    def install(self, con: Any) -> tuple[int, int]:
+        """The engine's tables: DDL, run here (it needs no engine state)."""
+        from . import HealthEngine
+
+        return HealthEngine().install(con)
+
+    def load(self, con: Any, *, now_ns: int | None = None) -> int:
+        self._ensure_worker()
+        n = int(self._call(con, "load", {"now_ns": now_ns}))
+        self._loaded = True
+        return n
+
+    def apply(self, con: Any, new_spans: Any) -> None:
+        self._ready(con)
+        self._call(con, "apply", new_spans)
+
+    def retention(self, con: Any, cutoff_ns: int) -> None:
+        self._ready(con)
+        self._call(con, "retention", cutoff_ns)
+
+    def rollback(self) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            self._discard()
+            return
+        try:
+            self._call(None, "rollback")
+        except WorkerError:
+            self._discard()  # a worker that cannot roll back is replaced
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pipe is not None:
+                with contextlib.suppress(OSError):
+                    self._pipe.send_bytes(pickle.dumps(("stop", ())))
+            self._discard(wait=True)
+
+    # -- the worker --------------------------------------------------------------------------
+
+    def _ready(self, con: Any) -> None:
+        """A live worker with its memory loaded from the file (after a restart: `load`)."""
+        if self._proc is None or self._proc.poll() is not None or not self._loaded:
+            self._ensure_worker()
+            self.load(con)
+
+    def _ensure_worker(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        self._discard()
+        ours, theirs = socket.socketpair()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                close_fds=True,
+            )
+        finally:
+            theirs.close()
+        pipe = Connection(ours.detach())
+        try:
+            level = logging.getLogger().getEffectiveLevel()
+            pipe.send_bytes(pickle.dumps((self.settings, level), protocol=5))
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while not pipe.poll(0.2):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise WorkerError(
+                        f"the judge's worker process did not start (exit {proc.poll()})"
+                    )
+            pickle.loads(pipe.recv_bytes())  # ("ready", pid)
+        except (EOFError, OSError) as exc:
+            pipe.close()
+            proc.kill()
+            proc.wait()
+            raise WorkerError(f"the judge's worker process did not start ({exc!r})") from exc
+        except BaseException:
+            pipe.close()
+            proc.kill()
+            proc.wait()
+            raise
+        self._proc, self._pipe = proc, pipe
+        self._loaded = False
+        self.worker_starts += 1
+        if self.worker_starts > 1:
+            log.warning("judge worker process restarted (pid %d)", proc.pid)
+
+    def _discard(self, wait: bool = False) -> None:
+        proc, pipe = self._proc, self._pipe
+        self._proc = self._pipe = None
+        self._loaded = False
+        if pipe is not None:
+            pipe.close()  # the worker reads EOF and exits
+        if proc is not None:
+            try:
+                proc.wait(5.0 if wait else 0.05)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5.0)
+
+    def _call(self, con: Any, op: str, *args: Any) -> Any:
+        """Send one call; run the statements it asks for on `con` until it answers."""
+        with self._lock:
+            pipe = self._pipe
+            if pipe is None:
+                raise WorkerError("the judge's worker process is not running")
+            try:
+                pipe.send_bytes(pickle.dumps((op, args), protocol=5))
+                while True:
+                    message = pickle.loads(pipe.recv_bytes())
+                    if message[0] == "sql":
+                        _, kind, sql, params, tables = message
+                        try:
+                            if con is None:
+                                raise WorkerError("no connection for a statement")
+                            reply: tuple = ("ok", _answer(con, kind, sql, params, tables))
+                        except Exception as exc:  # the worker's engine raises it
+                            reply = ("error", f"{type(exc).__name__}: {exc}")
+                        pipe.send_bytes(pickle.dumps(reply, protocol=5))
+                        continue
+                    status, result, stats, hot_size = message
+                    self.stats, self.hot_size = Counter(stats), hot_size
+                    if status == "failed":
+                        raise WorkerError(f"the judge's worker failed {op}:\n{result}")
+                    return result
+            except (EOFError, OSError, pickle.UnpicklingError) as exc:
+                self._discard()
+                raise WorkerError(f"the judge's worker process is gone ({exc!r})") from exc
+
+
+if __name__ == "__main__":
+    _serve(Connection(int(sys.argv[1])))

@@ -1,0 +1,139 @@
+"""The health engine in its worker process (`--judge on` on a DuckDB file: engine/worker.py).
+
+The real collector process and its real worker process: the worker is found among the
+collector's children and SIGKILLed — between steps and in the middle of judging a
+backlog — and the collector must replace it, judge every acknowledged span once, and
+count each handoff once in every rollup (checked against the stored rows themselves).
+The worker's verdicts equal `classify()` in test_engine_differential.py; here, what its
+death must not change.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import psutil
+import pytest
+from ingest_support import encode, handoff, read_db
+from support.polling import eventually
+
+from handoffscope.collector.engine.worker import ProcessEngine, WorkerError
+
+pytestmark = pytest.mark.duckdb_only("the judge's worker process serves a DuckDB file")
+
+WORKER_MODULE = "handoffscope.collector.engine.worker"
+
+
+def _body(run_ids: list[str]) -> bytes:
+    """One export of one healthy handoff per run, recorded with the real SDK."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "worker-app"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("handoffscope.tests")
+
+    class Recorder:
+        def emit(self, name: str, attributes) -> None:
+            tracer.start_span(name, attributes=attributes).end()
+
+    for run_id in run_ids:
+        handoff(Recorder(), run_id)
+    return encode(memory.get_finished_spans())
+
+
+def _worker(collector) -> psutil.Process | None:
+    for child in psutil.Process(collector.proc.pid).children():
+        try:
+            if WORKER_MODULE in " ".join(child.cmdline()):
+                return child
+        except psutil.NoSuchProcess:
+            continue
+    return None
+
+
+def _gone(proc: psutil.Process) -> bool:
+    """Exited (a zombie until the collector reaps it: it is the collector's child)."""
+    try:
+        return proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _counts(db) -> dict[str, int]:
+    q = lambda sql: read_db(db, sql)[0][0] or 0  # noqa: E731
+    return {
+        "runs": q("SELECT count(*) FROM runs"),
+        "handoffs": q("SELECT count(*) FROM handoffs"),
+        "distinct handoffs": q("SELECT count(DISTINCT (run_id, handoff_id)) FROM handoffs"),
+        "edge_hourly": q("SELECT sum(handoffs) FROM edge_hourly"),
+        "edge_daily": q("SELECT sum(handoffs) FROM edge_daily"),
+        "handoff_daily": q("SELECT sum(handoffs) FROM handoff_daily"),
+    }
+
+
+def test_a_killed_worker_is_replaced_and_nothing_is_lost_or_counted_twice(collector_factory):
+    collector = collector_factory(args=["--log-level", "warning"])
+    assert "judge=on" in collector.log()
+    first = _worker(collector)
+    assert first is not None, "no judge worker among the collector's children"
+    assert collector.metric("handoffscope_judge_worker_starts_total") == 1
+    assert collector.metric("handoffscope_judge_worker_resident_memory_bytes") > 0
+
+    runs = [f"wk-{i:04d}" for i in range(41)]
+    assert collector.post_traces(_body(runs[:10])).status_code == 200
+    collector.judged()
+    assert collector.api("/api/v1/runs/wk-0000")["handoff_count"] == 1
+
+    # Between steps: the next step finds it gone, fails, and is retried on a new worker.
+    first.send_signal(signal.SIGKILL)
+    assert eventually(lambda: _gone(first), timeout=10)
+    assert collector.post_traces(_body(runs[10:20])).status_code == 200
+    collector.judged()
+    second = _worker(collector)
+    assert second is not None and second.pid != first.pid
+    assert collector.metric("handoffscope_judge_worker_starts_total") == 2
+
+    # In the middle of a backlog: exports acknowledged one after another, the worker
+    # killed while the judge works through them.
+    for k in range(20, 40, 2):
+        assert collector.post_traces(_body(runs[k : k + 2])).status_code == 200
+    os.kill(second.pid, signal.SIGKILL)
+    # One more after it, so a step runs after the kill whenever the kill landed.
+    assert collector.post_traces(_body(runs[40:])).status_code == 200
+    assert collector.post_traces(_body(runs[38:40])).status_code == 200  # again: duplicates
+    collector.judged()
+    assert collector.healthz()["status"] == "ok"
+    assert collector.metric("handoffscope_judge_worker_starts_total") == 3
+    assert collector.log().count("judge worker process restarted") == 2
+
+    for rid in (runs[0], runs[15], runs[39], runs[40]):
+        run = collector.api(f"/api/v1/runs/{rid}")
+        assert run["handoff_count"] == 1, run
+    assert collector.stop() == 0
+    counts = _counts(collector.store)
+    assert counts == {name: len(runs) for name in counts}, counts
+
+
+def test_stopping_the_collector_stops_its_worker(collector_factory):
+    collector = collector_factory(args=["--log-level", "warning"])
+    worker = _worker(collector)
+    assert worker is not None
+    assert collector.stop() == 0
+    assert eventually(lambda: _gone(worker), timeout=10)
+
+
+def test_a_worker_that_cannot_start_is_a_clear_error(monkeypatch, tmp_path):
+    # An engine setting the worker's HealthEngine refuses: its traceback comes back.
+    engine = ProcessEngine(no_such_setting=1)
+    monkeypatch.setattr("handoffscope.collector.engine.worker.START_TIMEOUT_S", 20.0)
+    started = time.monotonic()
+    with pytest.raises(WorkerError, match="did not start"):
+        engine.load(None)
+    assert time.monotonic() - started < 60
+    engine.close()
