@@ -5,6 +5,8 @@
 -- state is what the runs and approvals gauges show). The rollup counts a handoff under
 -- the verdict its timeline ends in already (engine step 21), so the few whose last flip
 -- is still ahead of $now are taken back out. '' stands for unknown.
+-- One text for both databases (GROUP BY by position); on PostgreSQL handoffs_last_flip
+-- (engine step 14) finds the flips ahead.
 WITH parts AS (
     SELECT service, from_agent, to_agent, verdict, handoffs
     FROM edge_daily
@@ -22,5 +24,5 @@ WITH parts AS (
 )
 SELECT service, from_agent, to_agent, verdict, sum(handoffs)::BIGINT AS n
 FROM parts
-GROUP BY ALL
+GROUP BY 1, 2, 3, 4
 HAVING sum(handoffs) <> 0;
