@@ -18,8 +18,11 @@ import psutil
 import pytest
 from ingest_support import encode, handoff, read_db
 from support.polling import eventually
+from test_engine import accept, request, to_table
 
+from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.worker import ProcessEngine, WorkerError
+from handoffscope.collector.store.duckdb_store import DuckDBStore
 
 pytestmark = pytest.mark.duckdb_only("the judge's worker process serves a DuckDB file")
 
@@ -137,3 +140,37 @@ def test_a_worker_that_cannot_start_is_a_clear_error(monkeypatch, tmp_path):
         engine.load(None)
     assert time.monotonic() - started < 60
     engine.close()
+
+
+def test_a_failed_write_fails_the_step_and_the_retry_counts_once(tmp_path):
+    # The worker's writes are sent without waiting for them (statements.run): a failure
+    # must still fail the step, roll it back whole, and leave a worker that judges the
+    # same commits again, counting each handoff once.
+    store = DuckDBStore(str(tmp_path / "w.duckdb"))
+    engine = ProcessEngine(grace_seconds=30)
+    try:
+        engine.install(store.con)
+        engine.load(store.con)
+        for seq, run in enumerate(("fw-1", "fw-2"), start=1):
+            store.con.begin()
+            store.insert_new_spans(
+                to_table([request(run, "h1", "a", "b"), accept(run, "h1")]), commit_seq=seq
+            )
+            store.con.commit()
+        judge = Judge(store, engine)
+        # The hourly rollup's upsert is among the last writes of a step: it fails here.
+        store.con.execute("ALTER TABLE edge_hourly RENAME TO edge_hourly_away")
+        with pytest.raises(WorkerError, match="edge_hourly"):
+            judge.catch_up()
+        assert judge.mark == 0
+        assert store.con.execute("SELECT count(*) FROM handoffs").fetchall() == [(0,)]
+        store.con.execute("ALTER TABLE edge_hourly_away RENAME TO edge_hourly")
+        judge.catch_up()
+        assert judge.mark == 2
+        assert store.con.execute("SELECT count(*) FROM handoffs").fetchall() == [(2,)]
+        assert store.con.execute("SELECT sum(handoffs) FROM edge_hourly").fetchall() == [(2,)]
+        assert engine.worker_starts == 1  # the same worker judged it again
+        judge.close()
+    finally:
+        engine.close()
+        store.close()

@@ -38,6 +38,8 @@ from collections import Counter
 from multiprocessing.connection import Connection
 from typing import Any
 
+from ..store import statements
+
 log = logging.getLogger(__name__)
 
 # The worker is a fresh interpreter (`python -m handoffscope.collector.engine.worker FD`),
@@ -116,6 +118,14 @@ class RemoteConnection:
     def sql(self, sql: str, params: Any = None) -> _Relation:
         return _Relation(self, sql, params)
 
+    def run_deferred(self, sql: str, params: Any) -> None:
+        """A statement whose result is not needed: sent, not waited for (statements.run).
+        The collector runs the statements in the order sent; if one fails, the next that
+        returns rows fails with it, and so does the call."""
+        self._pipe.send_bytes(
+            pickle.dumps(("sql", "defer", sql, params, dict(self._tables)), protocol=5)
+        )
+
     def ask(self, kind: str, sql: str, params: Any) -> Any:
         self._pipe.send_bytes(
             pickle.dumps(("sql", kind, sql, params, dict(self._tables)), protocol=5)
@@ -177,20 +187,18 @@ def _serve(pipe: Any) -> None:
 
 
 def _answer(con: Any, kind: str, sql: str, params: Any, tables: dict[str, Any]) -> Any:
-    for name, table in tables.items():
-        con.register(name, table)
-    try:
+    # The registration lasts for this statement only, as in `statements.registered`.
+    with statements.registered(con, tables):
         if kind == "arrow":
             return con.sql(sql, params=params).to_arrow_table()
         cur = con.execute(sql, params)
         if kind == "numpy":
             return cur.fetchnumpy()
         rows = cur.fetchall()
+        if kind == "defer":
+            return None
         # Only what `statements.dicts` reads of a description: the column names.
         return rows, [(d[0],) for d in cur.description or ()]
-    finally:
-        for name in tables:
-            con.unregister(name)
 
 
 class ProcessEngine:
@@ -320,6 +328,8 @@ class ProcessEngine:
             pipe = self._pipe
             if pipe is None:
                 raise WorkerError("the judge's worker process is not running")
+            failed: str | None = None
+            """The first deferred statement that failed (the transaction is lost with it)."""
             try:
                 pipe.send_bytes(pickle.dumps((op, args), protocol=5))
                 while True:
@@ -329,15 +339,23 @@ class ProcessEngine:
                         try:
                             if con is None:
                                 raise WorkerError("no connection for a statement")
-                            reply: tuple = ("ok", _answer(con, kind, sql, params, tables))
+                            if failed is not None:
+                                raise WorkerError(f"an earlier statement failed: {failed}")
+                            value = _answer(con, kind, sql, params, tables)
+                            reply: tuple = ("ok", value)
                         except Exception as exc:  # the worker's engine raises it
                             reply = ("error", f"{type(exc).__name__}: {exc}")
-                        pipe.send_bytes(pickle.dumps(reply, protocol=5))
+                            if kind == "defer" and failed is None:
+                                failed = reply[1]
+                        if kind != "defer":  # a deferred statement is not answered
+                            pipe.send_bytes(pickle.dumps(reply, protocol=5))
                         continue
                     status, result, stats, hot_size = message
                     self.stats, self.hot_size = Counter(stats), hot_size
                     if status == "failed":
                         raise WorkerError(f"the judge's worker failed {op}:\n{result}")
+                    if failed is not None:
+                        raise WorkerError(f"a statement of {op} failed: {failed}")
                     return result
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
                 self._discard()

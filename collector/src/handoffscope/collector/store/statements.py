@@ -87,7 +87,16 @@ def _execute(con: Any, name: str, params: object) -> Any:
 
 
 def run(con: Any, name: str, params: object = None) -> None:
-    """Execute a statement for its effect (insert, upsert, delete)."""
+    """Execute a statement for its effect (insert, upsert, delete).
+
+    A connection that can take a statement without waiting for it to finish — the judge
+    worker's (`engine/worker.py`), whose statements run in another process — gets it
+    that way: the engine goes on judging while the collector writes, and a failure is
+    reported by the next statement that returns rows, or at the end of the call."""
+    deferred = getattr(con, "run_deferred", None)
+    if deferred is not None:
+        deferred(text(name), params)
+        return
     cur = _execute(con, name, params)
     if dialect(con) == DUCKDB:
         cur.fetchall()
@@ -160,9 +169,16 @@ def registered(con: Any, tables: Mapping[str, pa.Table]) -> Iterator[None]:
             con.register(name, table)
             done.append(name)
         yield
-    finally:
+    except BaseException:
+        # A failed statement aborts DuckDB's transaction, which then refuses `unregister`
+        # too: that refusal ("Current transaction is aborted") must not replace the error
+        # that says what failed. A name left registered is replaced by its next use.
         for name in done:
-            con.unregister(name)
+            with contextlib.suppress(Exception):
+                con.unregister(name)
+        raise
+    for name in done:
+        con.unregister(name)
 
 
 _PG_IN_ERROR = 3
