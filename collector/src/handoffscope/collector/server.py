@@ -376,7 +376,9 @@ def run(config: CollectorConfig) -> int:
         # it here, before "ready", rather than in the first export.
         pa.array([], pa.string())
         engine.install(store.con)
-        if not shared:
+        if isinstance(engine, ProcessEngine):
+            engine.start()  # loads on the judge's first step, in the judge's transaction
+        elif not shared:
             engine.load(store.con)
         parts = assemble(config, store, engine)
         writer = parts.writer

@@ -216,6 +216,8 @@ class ProcessEngine:
         self._proc: Any = None
         self._pipe: Any = None
         self._loaded = False
+        self._greeted = False
+        """The worker has said it is ready (its first message)."""
         self._lock = threading.Lock()
 
     @property
@@ -265,12 +267,17 @@ class ProcessEngine:
     def _ready(self, con: Any) -> None:
         """A live worker with its memory loaded from the file (after a restart: `load`)."""
         if self._proc is None or self._proc.poll() is not None or not self._loaded:
-            self._ensure_worker()
             self.load(con)
 
-    def _ensure_worker(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            return
+    def start(self) -> None:
+        """Start the worker without waiting for it: the judge's first call waits (and loads
+        the engine's memory from the file inside its own transaction), so a collector is
+        ready while the worker still imports."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._spawn()
+
+    def _spawn(self) -> None:
         self._discard()
         ours, theirs = socket.socketpair()
         try:
@@ -286,6 +293,23 @@ class ProcessEngine:
         try:
             level = logging.getLogger().getEffectiveLevel()
             pipe.send_bytes(pickle.dumps((self.settings, level), protocol=5))
+        except OSError:
+            pass  # it died already: the handshake says so
+        self._proc, self._pipe = proc, pipe
+        self._loaded = self._greeted = False
+        self.worker_starts += 1
+        if self.worker_starts > 1:
+            log.warning("judge worker process restarted (pid %d)", proc.pid)
+
+    def _ensure_worker(self) -> None:
+        """A started worker that has said it is ready (started now if there is none)."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._spawn()
+        if self._greeted:
+            return
+        proc, pipe = self._proc, self._pipe
+        assert proc is not None and pipe is not None
+        try:
             deadline = time.monotonic() + START_TIMEOUT_S
             while not pipe.poll(0.2):
                 if proc.poll() is not None or time.monotonic() > deadline:
@@ -294,25 +318,17 @@ class ProcessEngine:
                     )
             pickle.loads(pipe.recv_bytes())  # ("ready", pid)
         except (EOFError, OSError) as exc:
-            pipe.close()
-            proc.kill()
-            proc.wait()
+            self._discard()
             raise WorkerError(f"the judge's worker process did not start ({exc!r})") from exc
         except BaseException:
-            pipe.close()
-            proc.kill()
-            proc.wait()
+            self._discard()
             raise
-        self._proc, self._pipe = proc, pipe
-        self._loaded = False
-        self.worker_starts += 1
-        if self.worker_starts > 1:
-            log.warning("judge worker process restarted (pid %d)", proc.pid)
+        self._greeted = True
 
     def _discard(self, wait: bool = False) -> None:
         proc, pipe = self._proc, self._pipe
         self._proc = self._pipe = None
-        self._loaded = False
+        self._loaded = self._greeted = False
         if pipe is not None:
             pipe.close()  # the worker reads EOF and exits
         if proc is not None:
