@@ -138,6 +138,12 @@ class RemoteConnection:
 
 def _serve(pipe: Any) -> None:
     """The worker process: one HealthEngine, driven by the calls of `ProcessEngine`."""
+    # The collector gone (stopped, or stopped before we were ready): so are we, quietly.
+    with contextlib.suppress(EOFError, OSError):
+        _serve_calls(pipe)
+
+
+def _serve_calls(pipe: Any) -> None:
     import traceback
 
     settings, log_level = pickle.loads(pipe.recv_bytes())
@@ -157,11 +163,7 @@ def _serve(pipe: Any) -> None:
     con = RemoteConnection(pipe)
     pipe.send_bytes(pickle.dumps(("ready", os.getpid())))
     while True:
-        try:
-            message = pipe.recv_bytes()
-        except (EOFError, OSError):
-            return  # the collector is gone
-        op, args = pickle.loads(message)
+        op, args = pickle.loads(pipe.recv_bytes())
         if op == "stop":
             return
         result: Any = None
