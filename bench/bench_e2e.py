@@ -126,26 +126,36 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         col, col_url = start_collector(f"{tmp}/e2e.duckdb")
+        # The former default, in the same run: the engine in the collector's process.
+        thr, thr_url = start_collector(f"{tmp}/e2e-thread.duckdb", "--judge", "thread")
         null, null_url = start([sys.executable, str(HERE / "bench_receiver.py"), "--null-server"])
         try:
-            run_sender(null_url, 4000), run_sender(col_url, 4000)  # warm up both
-            to_null, to_col, drops = [], [], 0
-            for _ in range(args.rounds):  # alternate: drift on a shared machine hits both
+            for url in (null_url, col_url, thr_url):
+                run_sender(url, 4000)  # warm up
+            to_null, to_col, to_thr, drops = [], [], [], 0
+            for _ in range(args.rounds):  # alternate: drift on a shared machine hits all
                 secs, d = run_sender(null_url, args.spans)
                 to_null.append(secs)
                 secs, d2 = run_sender(col_url, args.spans)
                 to_col.append(secs)
-                drops += d + d2
+                secs, d3 = run_sender(thr_url, args.spans)
+                to_thr.append(secs)
+                drops += d + d2 + d3
             fresh = freshness(col_url, args.samples)
         finally:
-            for proc in (col, null):
+            for proc in (col, thr, null):
                 proc.terminate()
                 proc.wait(60)
 
     n, c = statistics.median(to_null), statistics.median(to_col)
+    t = statistics.median(to_thr)
     print(f"== end to end, real Python SDK sender, {args.spans} spans, median of {args.rounds}")
     print(f"sender → null receiver (baseline) : {args.spans / n:9,.0f} spans/s  ({n:.2f} s)")
     print(f"sender → collector (ack = commit) : {args.spans / c:9,.0f} spans/s  ({c:.2f} s)")
+    print(
+        f"same, --judge thread              : {args.spans / t:9,.0f} spans/s  ({t:.2f} s,"
+        f" {t / n:.2f}x the null receiver)"
+    )
     ratio = c / n
     print(
         f"ratio                             : {ratio:9.2f}x  (target ≤ 1.10x) {'OK' if ratio <= 1.10 else 'OVER'}"
