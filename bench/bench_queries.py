@@ -337,7 +337,7 @@ def run(base: str, pid: int, args: argparse.Namespace) -> None:
     )
     stats = api.get("/metrics").text
     for line in stats.splitlines():
-        if line.startswith("handoffscope_engine_"):
+        if line.startswith(("handoffscope_engine_", "handoffscope_judge_worker_", "process_res")):
             print("  " + line)
 
 

@@ -444,6 +444,17 @@ def _merge_run(vals: dict, field: str, rule: int, value, start: int, end: int) -
         vals[field] = value if old is None else max(old, value)
 
 
+_MERGED_ATTRIBUTES = (
+    *HANDOFF_ATTRIBUTES,
+    *WAIT_ATTRIBUTES,
+    *RUN_ATTRIBUTES,
+    sc.OUTCOME_RESULT,
+    sc.OUTCOME_VERIFIER,
+    sc.GEN_AI_AGENT_NAME,
+)
+"""The attributes the merge reads (each a column of the spans table)."""
+
+
 @dataclass
 class SpanColumns:
     """A batch of spans as Python lists, one per spans-table column the engine reads."""
@@ -460,6 +471,22 @@ class SpanColumns:
     """attribute name -> (row indices, values) of the rows that carry it (sparse: most
     attributes are on few spans, so merging visits only those)."""
 
+    @staticmethod
+    def columns_read() -> frozenset[str]:
+        """The spans-table columns `from_arrow` reads: all a judge's worker is sent."""
+        return frozenset(
+            (
+                column_name(sc.RUN_ID),
+                column_name(sc.HANDOFF_ID),
+                "name",
+                "service",
+                "start_ns",
+                "end_ns",
+                "received_ns",
+                *(column_name(a) for a in _MERGED_ATTRIBUTES),
+            )
+        )
+
     @classmethod
     def from_arrow(cls, table) -> SpanColumns:
         names = set(table.column_names)
@@ -470,14 +497,7 @@ class SpanColumns:
             return table.column(name).to_pylist()
 
         attrs = {}
-        for attr in (
-            *HANDOFF_ATTRIBUTES,
-            *WAIT_ATTRIBUTES,
-            *RUN_ATTRIBUTES,
-            sc.OUTCOME_RESULT,
-            sc.OUTCOME_VERIFIER,
-            sc.GEN_AI_AGENT_NAME,
-        ):
+        for attr in _MERGED_ATTRIBUTES:
             c = column_name(attr)
             if c not in names:
                 continue
