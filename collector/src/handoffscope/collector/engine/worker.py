@@ -222,8 +222,12 @@ class ProcessEngine:
     worker's as of its last answer, for /metrics."""
 
     def __init__(self, **settings: Any) -> None:
+        from . import HealthEngine
+
         self.settings = settings
-        self.stats: Counter[str] = Counter()
+        # Every counter from the start, at 0, as a HealthEngine's: /metrics serves them
+        # before the worker's first answer.
+        self.stats: Counter[str] = Counter(dict.fromkeys(HealthEngine().stats, 0))
         self.hot_size = 0
         self.worker_starts = 0
         """Workers started (more than one: a worker died and was replaced)."""
