@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from support.collector import CollectorProcess, metric_value
+from support.polling import eventually
 
 from handoffscope.collector.engine import EDGE_RUNS_KEPT, daily_key, edge_key
 from handoffscope.collector.engine.judge import MARK_KEY
@@ -191,11 +192,17 @@ def test_a_collector_on_the_history_answers_without_judging_it_again(
         # Had the mark been behind, the judge would be re-judging the history by now
         # (7,800 spans go fast, so a backlog in /healthz alone could be missed).
         collector.judged()
-        metrics = collector.metrics_text()
+        # At start the engine reloads the last hour's runs and re-judges them from their
+        # spans, rewriting any row that differs: the spans say what the rows say. Its
+        # worker process does that first thing, beside a collector already ready.
+        metrics = eventually(
+            collector.metrics_text,
+            lambda text: metric_value(text, "handoffscope_engine_runs_reloaded_total") > 0,
+            timeout=60,
+            or_last=True,
+        )
         assert "handoffscope_engine_spans_applied_total" in metrics
         assert metric_value(metrics, "handoffscope_engine_spans_applied_total") == 0
-        # At start the engine reloads the last hour's runs and re-judges them from their
-        # spans, rewriting any row that differs: the spans say what the rows say.
         assert metric_value(metrics, "handoffscope_engine_runs_reloaded_total") > 100
         assert metric_value(metrics, "handoffscope_engine_handoff_rows_written_total") <= 30
         page = collector.api("/api/v1/runs", limit=10)

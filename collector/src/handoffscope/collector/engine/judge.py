@@ -199,7 +199,25 @@ class Judge(JudgeBase):
 
     # -- the thread ------------------------------------------------------------------------
 
+    def _prepare(self) -> None:
+        """An engine that loads its memory lazily (the worker's: engine/worker.py) loads it
+        now, first thing in this thread, in a transaction of its own — as the collector's
+        start loads an engine in its process — rather than in the first step."""
+        prepare = getattr(self.engine, "prepare", None)
+        if prepare is None:
+            return
+        con = self.con
+        try:
+            con.begin()
+            prepare(con)
+            con.commit()
+        except Exception:
+            con.rollback()
+            self.engine.rollback()
+            log.error("loading the judge's engine failed; the first step retries", exc_info=True)
+
     def _run(self) -> None:
+        self._prepare()
         while True:
             with self._wake:
                 while self.mark >= self.committed and not self._stopping:

@@ -256,6 +256,10 @@ class ProcessEngine:
         self._loaded = True
         return n
 
+    def prepare(self, con: Any) -> None:
+        """The worker started and its memory loaded, if not yet (the judge's first act)."""
+        self._ready(con)
+
     def apply(self, con: Any, new_spans: Any) -> None:
         self._ready(con)
         # Only the columns the merge reads travel (ids and the rest stay here): a third of
