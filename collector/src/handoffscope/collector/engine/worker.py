@@ -140,6 +140,16 @@ class RemoteConnection:
         return value
 
 
+def _malloc_trim() -> Any:
+    """glibc's malloc_trim, which returns freed heap to the system (None: not glibc)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
 def _serve(pipe: Any) -> None:
     """The worker process: one HealthEngine, driven by the calls of `ProcessEngine`."""
     # The collector gone (stopped, or stopped before we were ready): so are we, quietly.
@@ -163,6 +173,7 @@ def _serve_calls(pipe: Any) -> None:
     from . import HealthEngine
 
     pool = pa.default_memory_pool()
+    trim = _malloc_trim()
 
     # Ctrl-C reaches the whole process group: the collector stops us when it closes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -191,9 +202,12 @@ def _serve_calls(pipe: Any) -> None:
         except Exception:
             reply = ("failed", traceback.format_exc(), dict(engine.stats), engine.hot_size)
         del args, result
-        # The step's Arrow buffers are free now: hand them back to the system rather than
-        # keep the largest step's worth resident between steps.
+        # The step's Arrow buffers and Python objects are free now: hand them back to the
+        # system rather than keep the largest step's worth resident between steps (after
+        # `load` at ten million handoffs that was ≈ 100 MB).
         pool.release_unused()
+        if trim is not None:
+            trim(0)
         pipe.send_bytes(pickle.dumps(reply, protocol=5))
 
 
