@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from streamlit.testing.v1 import AppTest
 from support import evidence as ev
+from support.collector import judged
 from support.dashboard import APP
 from support.polling import eventually
 
@@ -334,8 +335,8 @@ def seed(
     services: tuple[str, ...] = (BILLING, SUPPORT),
 ) -> int:
     """Send the spans `build(tracers, now_ns)` makes (the scenario by default) to a collector
-    with the real OTLP/HTTP exporter, in one export; return the span count. `tracers` holds
-    one tracer per name of `services` (its `service.name`)."""
+    with the real OTLP/HTTP exporter, in one export, and wait until they are judged; return
+    the span count. `tracers` holds one tracer per name of `services` (its `service.name`)."""
     memory = InMemorySpanExporter()
     providers = {}
     tracers = {}
@@ -357,6 +358,7 @@ def seed(
     assert result is SpanExportResult.SUCCESS, (
         f"the collector did not take the seed spans: {result}"
     )
+    judged(api)  # the pages show verdicts, which trail the acknowledgement
     return len(spans)
 
 

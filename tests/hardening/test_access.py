@@ -148,6 +148,7 @@ def test_dashboard_works_with_the_token_and_refuses_without(
     from handoffscope.dashboard.config import ENV_API, ENV_TOKEN
 
     assert guarded.post_traces(body("run-dashboard")).status_code == 200
+    guarded.judged()  # the live board shows verdicts, which trail the acknowledgement
     monkeypatch.setenv(ENV_API, guarded.http_endpoint)
 
     def live_page(token: str) -> str:

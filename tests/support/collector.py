@@ -50,6 +50,25 @@ the machine's two cores shared by a dozen test processes."""
 STOP_TIMEOUT_S = 60.0
 
 
+def judged(http_endpoint: str, timeout: float = 60.0) -> None:
+    """Wait until the collector at `http_endpoint` has judged every span it acknowledged
+    (verdicts trail the ack: judge.py; `/healthz` says how many commits wait).
+
+    Not a timing assertion: the query API and the dashboard show what is judged, so a test
+    that reads verdicts right after an export waits here first; if the judge never
+    catches up, the test's own assertions say what is missing.
+    """
+
+    def pending() -> int | None:
+        try:
+            health = httpx.get(http_endpoint + "/healthz", timeout=30).json()
+        except (httpx.HTTPError, ValueError):
+            return None  # not up (or a test of a broken collector): nothing to wait for
+        return health.get("judge_pending_commits") or 0
+
+    eventually(pending, lambda n: not n, timeout=timeout, every=0.02, or_last=True)
+
+
 class CollectorProcess:
     """One real collector process and the store it writes (a DuckDB file it owns, or a
     PostgreSQL database of its own)."""
@@ -197,21 +216,8 @@ class CollectorProcess:
         )
 
     def judged(self, timeout: float = 60.0) -> None:
-        """Wait until every acknowledged span is judged (verdicts trail the ack: judge.py).
-
-        Not a timing assertion: the query API answers from what is judged, so a test that
-        reads verdicts right after an export waits here first; if the judge never catches
-        up, the test's own assertions say what is missing.
-        """
-
-        def pending() -> int | None:
-            try:
-                health = httpx.get(self.http_endpoint + "/healthz", timeout=30).json()
-            except (httpx.HTTPError, ValueError):
-                return None  # not up (or a test of a broken collector): nothing to wait for
-            return health.get("judge_pending_commits") or 0
-
-        eventually(pending, lambda n: not n, timeout=timeout, every=0.02, or_last=True)
+        """Wait until every acknowledged span is judged (verdicts trail the ack: judge.py)."""
+        judged(self.http_endpoint, timeout)
 
     def run(
         self,
