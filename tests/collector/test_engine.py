@@ -114,7 +114,7 @@ class Collector:
         engine_kw.setdefault("require_outcome", ("*",))
         self.engine_kw = engine_kw
         self.worker = worker
-        """The engine in its worker process (`--judge on` on a DuckDB file), not here."""
+        """The engine in its worker process (`--judge on`), not here."""
         self.store = open_store(path)
         self.engine = ProcessEngine(**engine_kw) if worker else HealthEngine(**engine_kw)
         self.engine.install(self.store.con)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_engine import (
@@ -192,17 +191,17 @@ def test_stored_verdicts_equal_classify_over_the_merged_evidence(tmp_path_factor
     _check(c, example)
 
 
-@pytest.mark.duckdb_only("the worker process judges a DuckDB file (`--judge on`)")
 @settings(
     max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(example=arrivals())
-def test_the_engine_in_its_worker_process_agrees_with_classify(tmp_path_factory, example):
-    # The collector's default on a DuckDB file: every statement of the engine travels to
-    # the collector's side and back (engine/worker.py); a restart starts a new worker.
-    path = tmp_path_factory.mktemp("diffw") / "d.duckdb"
+def test_the_engine_in_its_worker_process_agrees_with_classify(tmp_path_factory, stores, example):
+    # The collector's default (`--judge on`): every statement of the engine travels by
+    # name to the collector's side and back (engine/worker.py), on a DuckDB file or, under
+    # --store postgresql, on PostgreSQL; a restart starts a new worker.
+    path = stores.new(tmp_path_factory.mktemp("diffw") / "d.duckdb")
     _check(Collector(path, worker=True, grace_seconds=GRACE), example)
 
 

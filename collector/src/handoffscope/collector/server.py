@@ -133,9 +133,9 @@ def open_store(config: CollectorConfig) -> Store:
 def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
     """Wire metrics, writer, receivers' handler and the HTTP app; start nothing.
 
-    On a DuckDB file the judge uses `engine` (loaded by the caller). On PostgreSQL the
-    judge makes its own engine each time it takes the judge lease (engine/leased_judge.py);
-    `engine` only installed the tables.
+    On a DuckDB file the judge uses `engine` (loaded by the caller, or on the judge's
+    first step when it is the worker's). On PostgreSQL the judge loads an engine each time
+    it takes the judge lease (engine/leased_judge.py): the worker's, or one of its own.
     """
     metrics = Metrics(max_services=config.metrics_max_services)
     judge: Judge | LeasedJudge
@@ -143,7 +143,10 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
         judge = Judge(store, engine, retention_days=config.retention_days)
     else:
         assert isinstance(store, PostgresStore)
-        judge = LeasedJudge(store, lambda: engine_for(config), retention_days=config.retention_days)
+        # Each lease loads its engine afresh: the worker's (`--judge on`), reloaded, or a
+        # new one in this process (`--judge thread`).
+        make = (lambda: engine) if isinstance(engine, ProcessEngine) else lambda: engine_for(config)
+        judge = LeasedJudge(store, make, retention_days=config.retention_days)
     metrics.engine_stats = lambda: dict(getattr(judge.engine, "stats", {}))
     if isinstance(engine, ProcessEngine):
         metrics.judge_worker = lambda: (engine.worker_starts, engine.worker_pid)
@@ -356,11 +359,9 @@ def run(config: CollectorConfig) -> int:
         return 2
 
     shared = not isinstance(store, DuckDBStore)
-    # `--judge on` on a DuckDB file: the engine in a worker process (engine/worker.py).
+    # `--judge on`: the engine in a worker process (engine/worker.py).
     engine: HealthEngine | ProcessEngine = (
-        ProcessEngine(**engine_settings(config))
-        if config.judge == "on" and not shared
-        else engine_for(config)
+        ProcessEngine(**engine_settings(config)) if config.judge == "on" else engine_for(config)
     )
     where = store.path if isinstance(store.path, str) else store.path.resolve()
     writer: Writer | None = None
@@ -376,10 +377,12 @@ def run(config: CollectorConfig) -> int:
         # it here, before "ready", rather than in the first export.
         pa.array([], pa.string())
         engine.install(store.con)
-        if isinstance(engine, ProcessEngine):
+        if not shared and isinstance(engine, ProcessEngine):
             engine.start()  # loads on the judge's first step, in the judge's transaction
         elif not shared:
             engine.load(store.con)
+        # On PostgreSQL the worker starts when this collector first takes the judge lease
+        # (a collector that never holds it never pays for one).
         parts = assemble(config, store, engine)
         writer = parts.writer
         judge = parts.judge

@@ -233,6 +233,16 @@ class _Writes:
 class HealthEngine:
     """Merges evidence per handoff and run, classifies it, keeps the derived tables."""
 
+    STATS = (
+        "spans_applied",
+        "runs_reloaded",
+        "runs_evicted",
+        "handoff_rows_written",
+        "run_rows_written",
+        "handoff_spans_over_cap",
+    )
+    """The names of `stats`."""
+
     def __init__(
         self,
         grace_seconds: float = 30.0,
@@ -265,19 +275,7 @@ class HealthEngine:
         self._pending = _Writes()
         # Every key exists from the start: /metrics copies this dict from another thread,
         # and a dict that gains a key while being copied raises.
-        self.stats = Counter[str](
-            dict.fromkeys(
-                (
-                    "spans_applied",
-                    "runs_reloaded",
-                    "runs_evicted",
-                    "handoff_rows_written",
-                    "run_rows_written",
-                    "handoff_spans_over_cap",
-                ),
-                0,
-            )
-        )
+        self.stats = Counter[str](dict.fromkeys(self.STATS, 0))
         """Counters for /metrics (`handoffscope_engine_<name>_total`)."""
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -334,6 +332,10 @@ class HealthEngine:
             len(ids),
         )
         return len(ids)
+
+    def prepare(self, con: Connection) -> None:
+        """Ready to apply (the judge's first act). Nothing to do here: whoever opened the
+        store called `load`; the worker's engine loads lazily, there (engine/worker.py)."""
 
     def apply(self, con: Connection, new_spans: pa.Table) -> None:
         """Merge newly stored spans, re-judge what they touch, write changed rows.

@@ -203,13 +203,10 @@ class Judge(JudgeBase):
         """An engine that loads its memory lazily (the worker's: engine/worker.py) loads it
         now, first thing in this thread, in a transaction of its own — as the collector's
         start loads an engine in its process — rather than in the first step."""
-        prepare = getattr(self.engine, "prepare", None)
-        if prepare is None:
-            return
         con = self.con
         try:
             con.begin()
-            prepare(con)
+            self.engine.prepare(con)
             con.commit()
         except Exception:
             con.rollback()

@@ -29,6 +29,7 @@ Same surface as `judge.Judge`, which the writer and the health endpoints call.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -71,6 +72,14 @@ class LeasedJudge(JudgeBase):
         self._wake = threading.Condition()
         self._stopping = False
         self._judging = True
+        # The shared list as it is now, before the thread first looks: /healthz and
+        # /metrics must not say "nothing pending" for the first poll after a start.
+        try:
+            self._read_backlog()
+        except Exception:  # PostgreSQL away: the thread's first look retries
+            log.debug("reading the judge's work list failed", exc_info=True)
+            with contextlib.suppress(Exception):
+                self.con.rollback()
 
     # -- called by the writer and the health endpoints (any thread) -----------------------
 

@@ -7,12 +7,14 @@ spans/s with the judge on against ≈24k with it off (docs/storage.md, "Where in
 goes"). In a process of its own it runs on the other core.
 
 What stays in the collector: the store. A DuckDB file has one writer process, so the
-worker never opens it. `ProcessEngine` stands where a `HealthEngine` stands (the judge
-calls `apply`, `rollback`, `retention` and `load` on it alike, on its own connection and
-inside its own transaction); each call is sent to the worker, whose `HealthEngine` runs
-it against a `RemoteConnection`: every statement the engine asks of `store/statements.py`
-comes back over the pipe, runs on the judge's connection inside the judge's transaction,
-and its result goes back. So the rows and the mark still commit together (a crash of
+worker never opens it (nor PostgreSQL: the judge's transaction is the collector's).
+`ProcessEngine` stands where a `HealthEngine` stands (the judges — `Judge` on a DuckDB
+file, `LeasedJudge` on PostgreSQL — call `apply`, `rollback`, `retention` and `load` on
+it alike, on their own connection and inside their own transaction); each call is sent
+to the worker, whose `HealthEngine` runs it against a `RemoteConnection`: every statement
+the engine asks of `store/statements.py` comes back over the pipe by name, runs through
+the same helper on the judge's connection inside the judge's transaction, and its result
+goes back. So the rows and the mark still commit together (a crash of
 either process at any moment leaves the file as of the mark), and the engine's code is
 the same code in either place.
 
@@ -66,77 +68,24 @@ class WorkerError(RuntimeError):
 # --- the worker's side ---------------------------------------------------------------------
 
 
-class _Cursor:
-    """What `statements` reads from `execute()`: fetched on the collector's side, lazily."""
-
-    def __init__(self, con: RemoteConnection, sql: str, params: Any) -> None:
-        self._con, self._sql, self._params = con, sql, params
-        self._rows: list | None = None
-        self._description: Any = None
-
-    def _fetch(self) -> None:
-        if self._rows is None:
-            self._rows, self._description = self._con.ask("rows", self._sql, self._params)
-
-    def fetchall(self) -> list:
-        self._fetch()
-        assert self._rows is not None
-        return self._rows
-
-    @property
-    def description(self) -> Any:
-        self._fetch()
-        return self._description
-
-    def fetchnumpy(self) -> Any:
-        return self._con.ask("numpy", self._sql, self._params)
-
-
-class _Relation:
-    def __init__(self, con: RemoteConnection, sql: str, params: Any) -> None:
-        self._con, self._sql, self._params = con, sql, params
-
-    def to_arrow_table(self) -> Any:
-        return self._con.ask("arrow", self._sql, self._params)
-
-
-class RemoteConnection:
-    """The DuckDB connection surface `statements` uses, each statement run by the collector.
-
-    Registered Arrow tables stay here until a statement runs; they travel with it, and the
-    collector registers them for that statement only."""
+class RemoteConnection(statements.Forwarded):
+    """The worker's connection: each statement the engine asks of `statements` is sent
+    by name to the collector, which runs it on the judge's connection."""
 
     def __init__(self, pipe: Any) -> None:
+        super().__init__()
         self._pipe = pipe
-        self._tables: dict[str, Any] = {}
 
-    def register(self, name: str, table: Any) -> None:
-        self._tables[name] = table
-
-    def unregister(self, name: str) -> None:
-        self._tables.pop(name, None)
-
-    def execute(self, sql: str, params: Any = None) -> _Cursor:
-        return _Cursor(self, sql, params)
-
-    def sql(self, sql: str, params: Any = None) -> _Relation:
-        return _Relation(self, sql, params)
-
-    def run_deferred(self, sql: str, params: Any) -> None:
-        """A statement whose result is not needed: sent, not waited for (statements.run).
-        The collector runs the statements in the order sent; if one fails, the next that
-        returns rows fails with it, and so does the call."""
-        self._pipe.send_bytes(
-            pickle.dumps(("sql", "defer", sql, params, dict(self._tables)), protocol=5)
-        )
-
-    def ask(self, kind: str, sql: str, params: Any) -> Any:
-        self._pipe.send_bytes(
-            pickle.dumps(("sql", kind, sql, params, dict(self._tables)), protocol=5)
-        )
+    def statement(self, how: str, name: str, params: object) -> Any:
+        # Statements run for their effect (`run`) are sent, not waited for: the collector
+        # runs the statements in the order sent; if one fails, the next that returns rows
+        # fails with it, and so does the call.
+        self._pipe.send_bytes(pickle.dumps(("sql", how, name, params, self.tables), protocol=5))
+        if how == "run":
+            return None
         status, value = pickle.loads(self._pipe.recv_bytes())
         if status != "ok":
-            raise WorkerError(f"statement failed in the collector: {value}")
+            raise WorkerError(f"statement {name!r} failed in the collector: {value}")
         return value
 
 
@@ -214,19 +163,10 @@ def _serve_calls(pipe: Any) -> None:
 # --- the collector's side ------------------------------------------------------------------
 
 
-def _answer(con: Any, kind: str, sql: str, params: Any, tables: dict[str, Any]) -> Any:
-    # The registration lasts for this statement only, as in `statements.registered`.
+def _answer(con: Any, how: str, name: str, params: Any, tables: dict[str, Any]) -> Any:
+    # The registration lasts for this statement only, as in the worker's `registered`.
     with statements.registered(con, tables):
-        if kind == "arrow":
-            return con.sql(sql, params=params).to_arrow_table()
-        cur = con.execute(sql, params)
-        if kind == "numpy":
-            return cur.fetchnumpy()
-        rows = cur.fetchall()
-        if kind == "defer":
-            return None
-        # Only what `statements.dicts` reads of a description: the column names.
-        return rows, [(d[0],) for d in cur.description or ()]
+        return statements.HELPERS[how](con, name, params)
 
 
 class ProcessEngine:
@@ -241,7 +181,7 @@ class ProcessEngine:
         self.settings = settings
         # Every counter from the start, at 0, as a HealthEngine's: /metrics serves them
         # before the worker's first answer.
-        self.stats: Counter[str] = Counter(dict.fromkeys(HealthEngine().stats, 0))
+        self.stats: Counter[str] = Counter(dict.fromkeys(HealthEngine.STATS, 0))
         self.hot_size = 0
         self.worker_starts = 0
         """Workers started (more than one: a worker died and was replaced)."""
@@ -390,19 +330,19 @@ class ProcessEngine:
                 while True:
                     message = pickle.loads(pipe.recv_bytes())
                     if message[0] == "sql":
-                        _, kind, sql, params, tables = message
+                        _, how, name, params, tables = message
                         try:
                             if con is None:
                                 raise WorkerError("no connection for a statement")
                             if failed is not None:
                                 raise WorkerError(f"an earlier statement failed: {failed}")
-                            value = _answer(con, kind, sql, params, tables)
+                            value = _answer(con, how, name, params, tables)
                             reply: tuple = ("ok", value)
                         except Exception as exc:  # the worker's engine raises it
-                            reply = ("error", f"{type(exc).__name__}: {exc}")
-                            if kind == "defer" and failed is None:
+                            reply = ("error", f"{name}: {type(exc).__name__}: {exc}")
+                            if how == "run" and failed is None:
                                 failed = reply[1]
-                        if kind != "defer":  # a deferred statement is not answered
+                        if how != "run":  # a statement run for its effect is not answered
                             pipe.send_bytes(pickle.dumps(reply, protocol=5))
                         continue
                     status, result, stats, hot_size = message

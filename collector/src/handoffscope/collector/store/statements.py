@@ -17,6 +17,7 @@ Arrow tables a statement reads from are registered for exactly its duration with
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import functools
 import re
@@ -78,6 +79,32 @@ def text(name: str, dialect: str = DUCKDB) -> str:
     return sql
 
 
+class Forwarded(abc.ABC):
+    """A connection in another process: the judge worker's (`engine/worker.py`). A statement
+    asked of it travels by name, with its parameters and the Arrow tables registered
+    around it, to the collector, which runs it with these same helpers (`HELPERS`) on the
+    judge's connection — DuckDB's or PostgreSQL's — and sends the result back."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, pa.Table] = {}
+        """What `registered` holds now: it travels with each statement."""
+
+    @abc.abstractmethod
+    def statement(self, how: str, name: str, params: object) -> Any:
+        """Run statement `name` as helper `how` (`rows`, `arrow`, …) would; its result.
+        With `how` `run` it may return before the statement ran (a failure is reported
+        by the next statement, or at the end of the call)."""
+
+    @contextlib.contextmanager
+    def holding(self, tables: Mapping[str, pa.Table]) -> Iterator[None]:
+        before = self.tables
+        self.tables = {**before, **tables}
+        try:
+            yield
+        finally:
+            self.tables = before
+
+
 def _execute(con: Any, name: str, params: object) -> Any:
     if dialect(con) == POSTGRESQL:
         # Always through psycopg's placeholder pass, so the %% written for a literal %
@@ -89,13 +116,11 @@ def _execute(con: Any, name: str, params: object) -> Any:
 def run(con: Any, name: str, params: object = None) -> None:
     """Execute a statement for its effect (insert, upsert, delete).
 
-    A connection that can take a statement without waiting for it to finish — the judge
-    worker's (`engine/worker.py`), whose statements run in another process — gets it
-    that way: the engine goes on judging while the collector writes, and a failure is
-    reported by the next statement that returns rows, or at the end of the call."""
-    deferred = getattr(con, "run_deferred", None)
-    if deferred is not None:
-        deferred(text(name), params)
+    The judge worker's connection (`Forwarded`) sends it without waiting for it to run:
+    the engine goes on judging while the collector writes, and a failure is reported by
+    the next statement that returns rows, or at the end of the call."""
+    if isinstance(con, Forwarded):
+        con.statement("run", name, params)
         return
     cur = _execute(con, name, params)
     if dialect(con) == DUCKDB:
@@ -104,11 +129,15 @@ def run(con: Any, name: str, params: object = None) -> None:
 
 def rows(con: Any, name: str, params: object = None) -> list[tuple]:
     """Every row, as tuples."""
+    if isinstance(con, Forwarded):
+        return con.statement("rows", name, params)
     return _execute(con, name, params).fetchall()
 
 
 def dicts(con: Any, name: str, params: object = None) -> list[dict[str, Any]]:
     """Every row, as dicts keyed by the statement's column names."""
+    if isinstance(con, Forwarded):
+        return con.statement("dicts", name, params)
     cur = _execute(con, name, params)
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
@@ -116,6 +145,8 @@ def dicts(con: Any, name: str, params: object = None) -> list[dict[str, Any]]:
 
 def arrow(con: Any, name: str, params: object = None) -> pa.Table:
     """Every row, as one Arrow table."""
+    if isinstance(con, Forwarded):
+        return con.statement("arrow", name, params)
     if dialect(con) == POSTGRESQL:
         return _pg_arrow(_execute(con, name, params))
     return con.sql(text(name), params=params).to_arrow_table()
@@ -124,11 +155,16 @@ def arrow(con: Any, name: str, params: object = None) -> pa.Table:
 def numpy(con: Any, name: str, params: object = None) -> dict[str, np.ndarray]:
     """Every row, as one numpy array per column (without the pandas import that Arrow's
     `to_numpy` brings, a second of start-up)."""
+    if isinstance(con, Forwarded):
+        return con.statement("numpy", name, params)
     if dialect(con) == POSTGRESQL:
         table = _pg_arrow(_execute(con, name, params))
         return {f.name: np.asarray(table.column(f.name).to_pylist()) for f in table.schema}
     return con.execute(text(name), params).fetchnumpy()
 
+
+HELPERS = {"run": run, "rows": rows, "dicts": dicts, "arrow": arrow, "numpy": numpy}
+"""The helpers by name: how a statement forwarded from the judge worker is run."""
 
 _ARROW_OF_PG = {
     # PostgreSQL type oids (pg_type) -> the Arrow type DuckDB would have given the column.
@@ -159,6 +195,10 @@ def _pg_arrow(cur: Any) -> pa.Table:
 @contextlib.contextmanager
 def registered(con: Any, tables: Mapping[str, pa.Table]) -> Iterator[None]:
     """Arrow tables visible to statements under their names, for the `with` block only."""
+    if isinstance(con, Forwarded):  # they travel with each statement
+        with con.holding(tables):
+            yield
+        return
     if dialect(con) == POSTGRESQL:
         with _temp_tables(con, tables):
             yield
