@@ -135,10 +135,10 @@ def ingest(label: str, stores: list[str], payload: str, args, tmp: str) -> dict:
         for i, store in enumerate(stores):
             if store.startswith("postgresql://"):
                 proc, url = launch.start_collector(
-                    Path(tmp) / f"{label}{i}.duckdb", "--store", store
+                    Path(tmp) / f"{label}{i}.duckdb", "--store", store, "--judge", args.judge
                 )
             else:
-                proc, url = launch.start_collector(store)
+                proc, url = launch.start_collector(store, "--judge", args.judge)
             procs.append(proc)
             urls.append(url)
         sampler = LagSampler(urls, args.warmup)
@@ -191,7 +191,7 @@ def query_p95(dsn: str, args, tmp: str) -> dict:
             flush=True,
         )
     proc, base = launch.start_collector(
-        Path(tmp) / "queries.duckdb", "--store", dsn, "--retention-days", "0"
+        Path(tmp) / "queries.duckdb", "--store", dsn, "--retention-days", "0", "--judge", args.judge
     )
     try:
         api = httpx.Client(base_url=base, timeout=60)
@@ -255,6 +255,13 @@ def main() -> None:
         metavar="DSN",
         help="measure the queries on this database, which already holds a history "
         "(gen_history_pg.py), instead of generating one (minutes at 10M handoffs)",
+    )
+    ap.add_argument(
+        "--judge",
+        choices=("on", "thread"),
+        default="on",
+        help="every collector's --judge: the engine in its worker process (the default) or "
+        "in the judge's thread",
     )
     ap.add_argument("--json", default=str(RESULTS), help="where to write the figures")
     args = ap.parse_args()
