@@ -74,6 +74,10 @@ ahead AS (
         coalesce(route_declared = false, false) AS undeclared
     FROM handoffs
     WHERE coalesce(flip2_ns, flip1_ns) > $now
+      -- Implied by the line above (it compares one of the two), and it is what row-group
+      -- min/max can read: it skips the row groups whose flips are all past, nearly all of
+      -- them (the coalesce alone read every row of the window: 110 ms at 10M handoffs).
+      AND (flip2_ns > $now OR flip1_ns > $now)
       AND kind IS DISTINCT FROM 'delegation'
       AND first_seen_ns >= $full_lo
       AND first_seen_ns < $full_hi

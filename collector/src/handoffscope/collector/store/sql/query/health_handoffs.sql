@@ -19,6 +19,10 @@ WITH parts AS (
         -1
     FROM handoffs
     WHERE coalesce(flip2_ns, flip1_ns) > $now
+      -- Implied by the line above (it compares one of the two); it lets DuckDB skip by
+      -- row-group min/max the row groups whose flips are all past (the coalesce alone
+      -- reads every row).
+      AND (flip2_ns > $now OR flip1_ns > $now)
       AND flip1_ns IS NOT NULL
       AND kind IS DISTINCT FROM 'delegation'
 )

@@ -46,7 +46,11 @@ r AS NOT MATERIALIZED (
       AND (
           $q::VARCHAR IS NULL
           OR starts_with(run_id, $q)
-          OR run_id IN (SELECT run_id FROM hits)
+          -- A list, not `run_id IN (SELECT ...)`: DuckDB plans that as a join that reads
+          -- every run_id of the window even when $q is NULL (the OR is folded away only
+          -- after the join is planned): 70-130 ms of the 3M runs of 30 days at 10M
+          -- handoffs; this list is never built or read then.
+          OR list_contains((SELECT list(run_id) FROM hits), run_id)
       )
 ),
 f AS NOT MATERIALIZED (
