@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
+from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.store.duckdb_store import (
     ATTRIBUTE_COLUMNS,
@@ -194,34 +195,41 @@ class FastGenerator:
         )
 
 
-WHERE = ("worker", "thread")
+WHERE = ("worker", "workers", "thread")
 """Where the engine runs: its worker process (`--judge on`, the collector's default on a
-DuckDB file) or the judge's thread in this process (`--judge thread`)."""
+DuckDB file), `--workers` worker processes each judging its shard of the runs
+(`--judge-workers`, engine/shards.py), or the judge's thread in this process
+(`--judge thread`)."""
+WORKERS = 2
+"""Worker processes of the "workers" case (`--workers`)."""
 
 
 def _open(d: str, where: str) -> tuple[DuckDBStore, HealthEngine | ProcessEngine]:
     store = DuckDBStore(str(Path(d) / "judge.duckdb"))
-    engine = (
-        ProcessEngine(grace_seconds=30) if where == "worker" else HealthEngine(grace_seconds=30)
-    )
+    engine = {
+        "worker": lambda: ProcessEngine(grace_seconds=30),
+        "workers": lambda: ShardedEngine(WORKERS, grace_seconds=30),
+        "thread": lambda: HealthEngine(grace_seconds=30),
+    }[where]()
     engine.install(store.con)
     engine.load(store.con)
     return store, engine
 
 
 def _close(store: DuckDBStore, engine) -> None:
-    if isinstance(engine, ProcessEngine):
+    if isinstance(engine, ProcessEngine | ShardedEngine):
         engine.close()
     store.close()
 
 
 def _cpu(engine) -> float:
-    """CPU seconds of this process and, for the worker, of the worker process too."""
+    """CPU seconds of this process and, for the workers, of the worker processes too."""
     cpu = time.process_time()
-    pid = getattr(engine, "worker_pid", None)
-    if pid is not None:
-        t = psutil.Process(pid).cpu_times()
-        cpu += t.user + t.system
+    pids = getattr(engine, "worker_pids", None) or [getattr(engine, "worker_pid", None)]
+    for pid in pids:
+        if pid is not None:
+            t = psutil.Process(pid).cpu_times()
+            cpu += t.user + t.system
     return cpu
 
 
@@ -323,6 +331,7 @@ def sustained(seconds: float, rate: int, commit_spans: int, hpr: int, where: str
 
 
 def main(argv: list[str] | None = None) -> int:
+    global WORKERS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--spans", type=int, default=100_000)
     p.add_argument("--commit-spans", type=int, default=4096)
@@ -331,7 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--rate", type=int, default=TARGET_SPANS_PER_S)
     p.add_argument("--no-sustained", action="store_true")
+    p.add_argument("--workers", type=int, default=2, help="worker processes of the 'workers' case")
     args = p.parse_args(argv)
+    WORKERS = args.workers
     catch_up(2000, 512, 1, where="thread")  # warm-up: imports, first Arrow conversions
     shapes = (("runs", False), ("one-span runs", True))
     cases = [(shape, one, where) for where in WHERE for shape, one in shapes]

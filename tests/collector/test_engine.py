@@ -20,6 +20,7 @@ from support import evidence as ev
 from support.stores import is_dsn, open_store, pg_sql
 
 from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.store.duckdb_store import (
     ATTRIBUTE_COLUMNS,
@@ -107,16 +108,23 @@ class Collector:
 
     `path`: a DuckDB file, or the DSN of a PostgreSQL database (`store_target`)."""
 
-    def __init__(self, path, *, worker: bool = False, **engine_kw):
+    def __init__(self, path, *, worker: bool = False, workers: int = 1, **engine_kw):
         self.path = path
         # These tests judge completions where verification is expected (as with
         # `--require-outcome '*'`); the verification policy itself has its own tests.
         engine_kw.setdefault("require_outcome", ("*",))
         self.engine_kw = engine_kw
-        self.worker = worker
-        """The engine in its worker process (`--judge on`), not here."""
+        self.worker, self.workers = worker, workers
+        """The engine in its worker process (`--judge on`), or in `workers` of them
+        (`--judge-workers`), not here."""
         self.store = open_store(path)
-        self.engine = ProcessEngine(**engine_kw) if worker else HealthEngine(**engine_kw)
+        self.engine: HealthEngine | ProcessEngine | ShardedEngine
+        if workers > 1:
+            self.engine = ShardedEngine(workers, **engine_kw)
+        elif worker:
+            self.engine = ProcessEngine(**engine_kw)
+        else:
+            self.engine = HealthEngine(**engine_kw)
         self.engine.install(self.store.con)
         if is_dsn(path):
             # As the leased judge loads (engine/leased_judge.py): in a transaction of its
@@ -137,10 +145,12 @@ class Collector:
 
     def restart(self, **engine_kw) -> None:
         self.close()
-        self.__init__(self.path, worker=self.worker, **(engine_kw or self.engine_kw))
+        self.__init__(
+            self.path, worker=self.worker, workers=self.workers, **(engine_kw or self.engine_kw)
+        )
 
     def close(self) -> None:
-        if isinstance(self.engine, ProcessEngine):
+        if isinstance(self.engine, ProcessEngine | ShardedEngine):
             self.engine.close()
         self.store.close()
 

@@ -205,6 +205,19 @@ def test_the_engine_in_its_worker_process_agrees_with_classify(tmp_path_factory,
     _check(Collector(path, worker=True, grace_seconds=GRACE), example)
 
 
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(example=arrivals())
+def test_the_engine_in_two_sharded_workers_agrees_with_classify(tmp_path_factory, stores, example):
+    # `--judge-workers 2` (engine/shards.py): each batch split by run between two worker
+    # processes judging side by side, their statements interleaved on one connection.
+    path = stores.new(tmp_path_factory.mktemp("diffs") / "d.duckdb")
+    _check(Collector(path, workers=2, grace_seconds=GRACE), example)
+
+
 def _check(c: Collector, example) -> None:
     runs, batches, resent, restart_after = example
     try:

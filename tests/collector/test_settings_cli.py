@@ -81,6 +81,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "require_outcome": ("support-bot, billing", "*"),
         "max_handoffs_per_run": ("500", "20000"),
         "judge": ("off", "On"),
+        "judge_workers": ("2", "3"),
         "retention_days": ("2", "0"),
         "max_body_bytes": ("1000", "2000"),
         "queue_batches": ("3", "4"),
@@ -149,6 +150,15 @@ def test_inflight_budget_below_the_body_limit_is_refused(capsys) -> None:
     assert "--max-inflight-bytes (1000) must be at least --max-body-bytes (2000)" in (
         capsys.readouterr().err
     )
+
+
+def test_judge_workers_without_the_worker_engine_is_refused(capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        parse_args(["--judge", "thread", "--judge-workers", "2"], environ={})
+    assert stopped.value.code == 2
+    assert "--judge-workers 2 needs --judge on" in capsys.readouterr().err
+    assert parse_args(["--judge-workers", "2"], environ={}).judge_workers == 2
+    assert parse_args(["--judge", "off"], environ={}).judge_workers == 1
 
 
 def test_allowed_hosts_include_a_specific_bind_address() -> None:

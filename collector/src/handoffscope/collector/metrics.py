@@ -19,8 +19,8 @@ Names (docs/api.md):
 | `handoffscope_commit_failures_total` | counter | exports whose commit failed (answered 503 / UNAVAILABLE) |
 | `handoffscope_queue_depth` | gauge | exports waiting for the writer |
 | `handoffscope_spans_in_store` | gauge | rows in the spans table |
-| `handoffscope_judge_worker_starts_total` | counter | judge worker processes started (`--judge on`, DuckDB) |
-| `handoffscope_judge_worker_resident_memory_bytes` | gauge | the judge worker process's RSS |
+| `handoffscope_judge_worker_starts_total` | counter | judge worker processes started (`--judge on`) |
+| `handoffscope_judge_worker_resident_memory_bytes` | gauge | the judge worker processes' RSS (summed over `--judge-workers`) |
 | `handoffscope_engine_<name>_total` | counter | the health engine's own counters (`HealthEngine.stats`) |
 | `process_resident_memory_bytes` | gauge | the collector's RSS (its judge worker's apart) |
 
@@ -129,9 +129,9 @@ class Metrics:
         """The health engine's own counters, rendered as handoffscope_engine_<name>_total."""
         self.judge_lag: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
         self.judge_lease: Callable[[], bool] = lambda: True
-        self.judge_worker: Callable[[], tuple[int, int | None] | None] = lambda: None
-        """(workers started, the live one's pid) of `--judge on` on a DuckDB file; None: the
-        engine runs in this process."""
+        self.judge_worker: Callable[[], tuple[int, list[int]] | None] = lambda: None
+        """(workers started, the live ones' pids) of `--judge on`; None: the engine runs in
+        this process."""
         """Whether this collector's judge is the one judging (always, on a DuckDB file)."""
         """(seconds the oldest unjudged commit has waited, commits not judged yet)."""
         self.families: list[Callable[[], list[str]]] = []
@@ -251,18 +251,20 @@ class Metrics:
         ]
         worker = self.judge_worker()
         if worker is not None:
-            starts, pid = worker
+            starts, pids = worker
             out += [
                 "# HELP handoffscope_judge_worker_starts_total Judge worker processes started "
                 "(more than 1: a worker died and was replaced).",
                 "# TYPE handoffscope_judge_worker_starts_total counter",
                 f"handoffscope_judge_worker_starts_total {starts}",
             ]
-            worker_rss = _resident_bytes(pid) if pid is not None else None
+            sizes = [_resident_bytes(pid) for pid in pids]
+            worker_rss = sum(n for n in sizes if n is not None) if pids else None
             if worker_rss is not None:
                 out += [
                     "# HELP handoffscope_judge_worker_resident_memory_bytes The judge worker "
-                    "process's RSS (add it to process_resident_memory_bytes for the collector's).",
+                    "processes' RSS, summed (add it to process_resident_memory_bytes for the "
+                    "collector's).",
                     "# TYPE handoffscope_judge_worker_resident_memory_bytes gauge",
                     f"handoffscope_judge_worker_resident_memory_bytes {worker_rss}",
                 ]

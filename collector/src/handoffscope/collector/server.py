@@ -57,6 +57,7 @@ from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.leased_judge import LeasedJudge
+from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
@@ -123,6 +124,17 @@ def engine_for(config: CollectorConfig) -> HealthEngine:
     return HealthEngine(**engine_settings(config))
 
 
+IN_WORKERS = (ProcessEngine, ShardedEngine)
+"""Engines in worker processes (`--judge on`)."""
+
+
+def engine_in_workers(config: CollectorConfig) -> ProcessEngine | ShardedEngine:
+    """The engine of `--judge on`: in one worker process, or `--judge-workers` of them."""
+    if config.judge_workers > 1:
+        return ShardedEngine(config.judge_workers, **engine_settings(config))
+    return ProcessEngine(**engine_settings(config))
+
+
 def open_store(config: CollectorConfig) -> Store:
     """The store `--store` / `--db` names (schema steps applied); StoreError says why not."""
     if config.shared_store:
@@ -145,11 +157,11 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
         assert isinstance(store, PostgresStore)
         # Each lease loads its engine afresh: the worker's (`--judge on`), reloaded, or a
         # new one in this process (`--judge thread`).
-        make = (lambda: engine) if isinstance(engine, ProcessEngine) else lambda: engine_for(config)
+        make = (lambda: engine) if isinstance(engine, IN_WORKERS) else lambda: engine_for(config)
         judge = LeasedJudge(store, make, retention_days=config.retention_days)
     metrics.engine_stats = lambda: dict(getattr(judge.engine, "stats", {}))
-    if isinstance(engine, ProcessEngine):
-        metrics.judge_worker = lambda: (engine.worker_starts, engine.worker_pid)
+    if isinstance(engine, IN_WORKERS):
+        metrics.judge_worker = lambda: (engine.worker_starts, engine.worker_pids)
     # With --judge off the judge still counts the commits it has not judged (its lag
     # grows, truthfully); only its thread is not started (see run()).
     judging = config.judge != "off"
@@ -360,8 +372,8 @@ def run(config: CollectorConfig) -> int:
 
     shared = not isinstance(store, DuckDBStore)
     # `--judge on`: the engine in a worker process (engine/worker.py).
-    engine: HealthEngine | ProcessEngine = (
-        ProcessEngine(**engine_settings(config)) if config.judge == "on" else engine_for(config)
+    engine: HealthEngine | ProcessEngine | ShardedEngine = (
+        engine_in_workers(config) if config.judge == "on" else engine_for(config)
     )
     where = store.path if isinstance(store.path, str) else store.path.resolve()
     writer: Writer | None = None
@@ -377,7 +389,7 @@ def run(config: CollectorConfig) -> int:
         # it here, before "ready", rather than in the first export.
         pa.array([], pa.string())
         engine.install(store.con)
-        if not shared and isinstance(engine, ProcessEngine):
+        if not shared and isinstance(engine, IN_WORKERS):
             engine.start()  # loads on the judge's first step, in the judge's transaction
         elif not shared:
             engine.load(store.con)
@@ -425,8 +437,9 @@ def run(config: CollectorConfig) -> int:
             f"grpc={host}:{grpc_port} {'store' if shared else 'db'}={where} "
             f"auth={'on' if config.auth else 'off'} spans={writer.spans_stored} "
             f"notify={len(routing.destinations)} judge={config.judge} "
-            f"(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
-            f"Ctrl-C or SIGTERM to stop)"
+            + (f"judge_workers={config.judge_workers} " if config.judge_workers > 1 else "")
+            + "(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
+            "Ctrl-C or SIGTERM to stop)"
         )
         # Stop gRPC intake together with HTTP intake; in-flight calls get GRPC_GRACE_S.
         server.on_stopping = lambda: grpc_stopped.append(grpc_server.stop(GRPC_GRACE_S))
@@ -447,7 +460,7 @@ def run(config: CollectorConfig) -> int:
             writer.close()
         if judge is not None:
             judge.close()
-        if isinstance(engine, ProcessEngine):
+        if isinstance(engine, IN_WORKERS):
             engine.close()
         stored = writer.spans_stored if writer is not None else 0
         store.close()

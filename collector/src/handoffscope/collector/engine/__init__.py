@@ -75,6 +75,8 @@ log = logging.getLogger(__name__)
 
 ENGINE_VERSION_KEY = "engine_version"
 NS_PER_DAY = 86_400 * 10**9
+MAX_HOT_HANDOFFS = 20_000
+"""The default bound on the handoffs (and runs) held in memory."""
 APPLY_SLICE = 8192
 """Spans merged and written per step of `apply`."""
 
@@ -248,12 +250,18 @@ class HealthEngine:
         grace_seconds: float = 30.0,
         retention_days: float = 30.0,
         *,
-        max_hot_handoffs: int = 20_000,
+        max_hot_handoffs: int = MAX_HOT_HANDOFFS,
         reload_window_seconds: float = 3600.0,
         require_outcome: Iterable[str] = (),
         max_handoffs_per_run: int = 10_000,
+        shard: tuple[int, int] = (0, 1),
     ) -> None:
         self.grace_seconds = float(grace_seconds)
+        self.shard, self.shards = shard
+        """This engine judges the runs whose `run_key % shards == shard` (`--judge-workers`:
+        one engine per worker process, engine/shards.py); (0, 1): every run."""
+        if not 0 <= self.shard < self.shards:
+            raise ValueError(f"shard {shard!r}: want (i, n) with 0 <= i < n")
         self.policy = VerificationPolicy(require_outcome)
         """Which completed runs must be verified (collector flag, run flag, service history)."""
         self.retention_days = retention_days
@@ -270,8 +278,9 @@ class HealthEngine:
         self.hot_size = 0
         self.keys = KeySet()
         self.services: set[str] = set()
-        self._seq = {"handoffs": 0, "runs": 0, "waits": 0}
+        self._seq = dict.fromkeys(("handoffs", "runs", "waits"), self.shard)
         self._last_touched: set[str] = set()
+        self._batch_outcomes: dict[str, int] = {}
         self._pending = _Writes()
         # Every key exists from the start: /metrics copies this dict from another thread,
         # and a dict that gains a key while being copied raises.
@@ -297,8 +306,10 @@ class HealthEngine:
         self.hot_size = 0
         self._pending = _Writes()
         h, r, w = statements.rows(con, "engine/max_row_seqs")[0]
-        self._seq = {"handoffs": int(h), "runs": int(r), "waits": int(w)}
-        self.keys.reset(_run_keys(con))
+        # Row numbers are this shard's residue mod the shard count, above every stored
+        # one, so the engines of several shards never number two rows alike.
+        self._seq = {t: self._aligned(int(v)) for t, v in zip(self._seq, (h, r, w), strict=True)}
+        self.keys.reset(self._mine(_run_keys(con)))
         services = statements.arrow(con, "engine/all_services")
         self.services = set(services.column("service").to_pylist())
         self.policy.first_outcome = {
@@ -319,7 +330,15 @@ class HealthEngine:
                 "limit": self.max_hot_handoffs,
             },
         )
-        ids = recent.column("run_id").to_pylist()
+        ids = [
+            rid
+            for rid, key in zip(
+                recent.column("run_id").to_pylist(),
+                recent.column("run_key").to_pylist(),
+                strict=True,
+            )
+            if key % self.shards == self.shard
+        ]
         if ids:
             self._reload(con, ids)
             self._flush(con, self._evaluate(ids))
@@ -333,21 +352,36 @@ class HealthEngine:
         )
         return len(ids)
 
+    def _aligned(self, stored_max: int) -> int:
+        """The counter to number rows from: `_next` steps by the shard count from here."""
+        return stored_max - stored_max % self.shards + self.shard
+
+    def _mine(self, keys: np.ndarray) -> np.ndarray:
+        """The run keys of this engine's shard."""
+        return keys if self.shards == 1 else keys[np.mod(keys, self.shards) == self.shard]
+
     def prepare(self, con: Connection) -> None:
         """Ready to apply (the judge's first act). Nothing to do here: whoever opened the
         store called `load`; the worker's engine loads lazily, there (engine/worker.py)."""
 
-    def apply(self, con: Connection, new_spans: pa.Table) -> None:
+    def apply(
+        self, con: Connection, new_spans: pa.Table, outcomes: dict[str, int] | None = None
+    ) -> None:
         """Merge newly stored spans, re-judge what they touch, write changed rows.
 
         Call inside the transaction that inserted `new_spans`. Idempotent: applying a
-        span twice changes nothing.
+        span twice changes nothing. `outcomes` (sharded engines): the earliest outcome
+        start per service of the whole batch, of which `new_spans` is this shard's part —
+        whether a completed run must be verified depends on every run of its service.
         """
         self._last_touched = set()
+        self._batch_outcomes = outcomes or {}
         # In slices: a group commit may carry 32k spans, and the Python objects of a
         # slice (columns, states touched, rows to write) are what bounds this call's
         # memory. Merging is idempotent and order-free, so slicing changes no result.
-        for lo in range(0, new_spans.num_rows, APPLY_SLICE):
+        # A shard with no spans in the batch still learns its outcomes (one empty slice).
+        last = new_spans.num_rows or (1 if self._batch_outcomes else 0)
+        for lo in range(0, last, APPLY_SLICE):
             self._apply(con, new_spans.slice(lo, APPLY_SLICE))
 
     def _apply(self, con: Connection, new_spans: pa.Table) -> None:
@@ -374,6 +408,8 @@ class HealthEngine:
                 self.stats["handoff_spans_over_cap"] += run.refused_spans
                 run.refused_spans = 0
         self.hot_size += sum(self.runs[r].size for r in batch_runs) - before
+        for svc, t in self._batch_outcomes.items():
+            outcomes[svc] = t if svc not in outcomes else min(t, outcomes[svc])
         moved = self.policy.learn(outcomes)
         if moved:
             # A service's first outcome moved earlier: its runs that ended since are now
@@ -399,17 +435,18 @@ class HealthEngine:
 
     def retention(self, con: Connection, cutoff_ns: int) -> None:
         """Delete derived rows of runs whose last evidence ended before `cutoff_ns`."""
-        params = {"cutoff": cutoff_ns}
-        for name in ("expire_handoffs", "expire_waits", "expire_runs"):
-            statements.run(con, f"engine/{name}", params)
-        statements.run(con, "engine/expire_daily", {"cutoff_day": _day(cutoff_ns)})
-        for name in ("expire_edges", "expire_edge_runs"):
-            statements.run(con, f"engine/{name}", {"cutoff_hour": cutoff_ns // NS_PER_HOUR})
-        for name in ("expire_edge_daily", "expire_edge_runs_daily"):
-            statements.run(con, f"engine/{name}", {"cutoff_day": cutoff_ns // NS_PER_DAY})
+        if self.shard == 0:  # the rows of every shard: deleted once
+            params = {"cutoff": cutoff_ns}
+            for name in ("expire_handoffs", "expire_waits", "expire_runs"):
+                statements.run(con, f"engine/{name}", params)
+            statements.run(con, "engine/expire_daily", {"cutoff_day": _day(cutoff_ns)})
+            for name in ("expire_edges", "expire_edge_runs"):
+                statements.run(con, f"engine/{name}", {"cutoff_hour": cutoff_ns // NS_PER_HOUR})
+            for name in ("expire_edge_daily", "expire_edge_runs_daily"):
+                statements.run(con, f"engine/{name}", {"cutoff_day": cutoff_ns // NS_PER_DAY})
         for rid in [r for r, s in self.runs.items() if (s.last_seen_ns or 0) < cutoff_ns]:
             self._drop(rid)
-        self.keys.reset(_run_keys(con))
+        self.keys.reset(self._mine(_run_keys(con)))
 
     # --- memory ---------------------------------------------------------------------------
 
@@ -601,7 +638,7 @@ class HealthEngine:
             w.wait_seqs.append(h.wait_row_seq)
 
     def _next(self, table: str) -> int:
-        self._seq[table] += 1
+        self._seq[table] += self.shards
         return self._seq[table]
 
     def _flush(self, con: Connection, w: _Writes) -> None:

@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from ..store import statements
@@ -138,7 +138,7 @@ def _serve_calls(pipe: Any) -> None:
         reply: tuple
         try:
             if op == "apply":
-                engine.apply(con, args[0])
+                engine.apply(con, *args)
             elif op == "load":
                 result = engine.load(con, **args[0])
             elif op == "retention":
@@ -196,6 +196,12 @@ class ProcessEngine:
     def worker_pid(self) -> int | None:
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
+    @property
+    def worker_pids(self) -> list[int]:
+        """The live worker's pid, as a list (a `ShardedEngine` has several)."""
+        pid = self.worker_pid
+        return [] if pid is None else [pid]
+
     # -- what the judge calls ----------------------------------------------------------------
 
     def install(self, con: Any) -> tuple[int, int]:
@@ -214,12 +220,16 @@ class ProcessEngine:
         """The worker started and its memory loaded, if not yet (the judge's first act)."""
         self._ready(con)
 
-    def apply(self, con: Any, new_spans: Any) -> None:
+    def apply(self, con: Any, new_spans: Any, outcomes: dict[str, int] | None = None) -> None:
         self._ready(con)
+        self._call(con, "apply", *self.apply_args(new_spans, outcomes))
+
+    @staticmethod
+    def apply_args(new_spans: Any, outcomes: dict[str, int] | None) -> tuple:
         # Only the columns the merge reads travel (ids and the rest stay here): a third of
         # the bytes, and of the worker's copy of the step.
         keep = [c for c in new_spans.column_names if c in _COLUMNS_READ]
-        self._call(con, "apply", new_spans.select(keep))
+        return (new_spans.select(keep), outcomes)
 
     def retention(self, con: Any, cutoff_ns: int) -> None:
         self._ready(con)
@@ -243,9 +253,14 @@ class ProcessEngine:
 
     # -- the worker --------------------------------------------------------------------------
 
+    @property
+    def ready(self) -> bool:
+        """The worker is live and its memory loaded from the store."""
+        return self._proc is not None and self._proc.poll() is None and self._loaded
+
     def _ready(self, con: Any) -> None:
         """A live worker with its memory loaded from the file (after a restart: `load`)."""
-        if self._proc is None or self._proc.poll() is not None or not self._loaded:
+        if not self.ready:
             self.load(con)
 
     def start(self) -> None:
@@ -319,42 +334,85 @@ class ProcessEngine:
 
     def _call(self, con: Any, op: str, *args: Any) -> Any:
         """Send one call; run the statements it asks for on `con` until it answers."""
-        with self._lock:
-            pipe = self._pipe
+        return call_all(con, [(self, op, args)])[0]
+
+
+def call_all(con: Any, calls: list[tuple[ProcessEngine, str, tuple]]) -> list[Any]:
+    """Send each engine its call at once, and run the statements they ask for on `con`, in
+    the order they arrive, until every one has answered; their results, in order.
+
+    The workers judge side by side (engine/shards.py); their statements are serialized
+    here, on the judge's one connection, inside its one transaction. If one fails, the
+    others are still served to the end (each pipe stays in step), then the first failure
+    is raised.
+    """
+    engines = [engine for engine, _, _ in calls]
+    with contextlib.ExitStack() as locks:
+        for engine in engines:
+            locks.enter_context(engine._lock)
+        pending: dict[Any, int] = {}
+        """Pipe -> index of the call whose answer it still owes."""
+        results: list[Any] = [None] * len(calls)
+        errors: list[WorkerError | None] = [None] * len(calls)
+        failed: list[str | None] = [None] * len(calls)
+        """Per call: the first deferred statement that failed (its transaction is lost)."""
+        for k, (engine, op, args) in enumerate(calls):
+            pipe = engine._pipe
             if pipe is None:
-                raise WorkerError("the judge's worker process is not running")
-            failed: str | None = None
-            """The first deferred statement that failed (the transaction is lost with it)."""
+                errors[k] = WorkerError("the judge's worker process is not running")
+                continue
             try:
                 pipe.send_bytes(pickle.dumps((op, args), protocol=5))
-                while True:
+            except OSError as exc:
+                engine._discard()
+                errors[k] = WorkerError(f"the judge's worker process is gone ({exc!r})")
+                continue
+            pending[pipe] = k
+        while pending:
+            for pipe in wait(list(pending)):
+                assert isinstance(pipe, Connection)  # what `pending` holds
+                k = pending[pipe]
+                engine, op, _ = calls[k]
+                try:
                     message = pickle.loads(pipe.recv_bytes())
                     if message[0] == "sql":
-                        _, how, name, params, tables = message
-                        try:
-                            if con is None:
-                                raise WorkerError("no connection for a statement")
-                            if failed is not None:
-                                raise WorkerError(f"an earlier statement failed: {failed}")
-                            value = _answer(con, how, name, params, tables)
-                            reply: tuple = ("ok", value)
-                        except Exception as exc:  # the worker's engine raises it
-                            reply = ("error", f"{name}: {type(exc).__name__}: {exc}")
-                            if how == "run" and failed is None:
-                                failed = reply[1]
-                        if how != "run":  # a statement run for its effect is not answered
-                            pipe.send_bytes(pickle.dumps(reply, protocol=5))
+                        _serve_statement(con, pipe, message, failed, k)
                         continue
-                    status, result, stats, hot_size = message
-                    self.stats, self.hot_size = Counter(stats), hot_size
-                    if status == "failed":
-                        raise WorkerError(f"the judge's worker failed {op}:\n{result}")
-                    if failed is not None:
-                        raise WorkerError(f"a statement of {op} failed: {failed}")
-                    return result
-            except (EOFError, OSError, pickle.UnpicklingError) as exc:
-                self._discard()
-                raise WorkerError(f"the judge's worker process is gone ({exc!r})") from exc
+                except (EOFError, OSError, pickle.UnpicklingError) as exc:
+                    del pending[pipe]
+                    engine._discard()
+                    errors[k] = WorkerError(f"the judge's worker process is gone ({exc!r})")
+                    continue
+                del pending[pipe]
+                status, result, stats, hot_size = message
+                engine.stats, engine.hot_size = Counter(stats), hot_size
+                if status == "failed":
+                    errors[k] = WorkerError(f"the judge's worker failed {op}:\n{result}")
+                elif failed[k] is not None:
+                    errors[k] = WorkerError(f"a statement of {op} failed: {failed[k]}")
+                else:
+                    results[k] = result
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
+
+
+def _serve_statement(con: Any, pipe: Any, message: tuple, failed: list, k: int) -> None:
+    """Run one statement a worker asked for; answer it unless it was run for its effect."""
+    _, how, name, params, tables = message
+    try:
+        if con is None:
+            raise WorkerError("no connection for a statement")
+        if failed[k] is not None:
+            raise WorkerError(f"an earlier statement failed: {failed[k]}")
+        reply: tuple = ("ok", _answer(con, how, name, params, tables))
+    except Exception as exc:  # the worker's engine raises it
+        reply = ("error", f"{name}: {type(exc).__name__}: {exc}")
+        if how == "run" and failed[k] is None:
+            failed[k] = reply[1]
+    if how != "run":  # a statement run for its effect is not answered
+        pipe.send_bytes(pickle.dumps(reply, protocol=5))
 
 
 if __name__ == "__main__":
