@@ -12,7 +12,8 @@ Starlette, same event loop and parser) that parses each body with opentelemetry-
 and answers 200 — no allowlist, no health engine, no storage. Measured against it: the
 collector as it runs by default (the judge deriving verdicts behind the acknowledgement,
 its engine in a worker process), the same with `--judge thread` (the engine in the
-collector's own process, the former default), and with `--judge off` (ingest alone: decode,
+collector's own process, the former default), with `--judge-workers 2` (the engine in two
+worker processes, each judging its shard of the runs), and with `--judge off` (ingest alone: decode,
 allowlist, Arrow build, insert, commit — what the acknowledgement costs when nothing
 else competes for the GIL). Printed: each figure, its ratio to the null receiver, and
 the target (≥ 60k spans/s, judge on).
@@ -310,6 +311,9 @@ def main() -> None:
         thread = measure_collector(
             os.path.join(tmp, "thread.duckdb"), payload, args, "--judge", "thread"
         )
+        workers = measure_collector(
+            os.path.join(tmp, "workers.duckdb"), payload, args, "--judge-workers", "2"
+        )
         ingest = measure_collector(
             os.path.join(tmp, "ingest.duckdb"), payload, args, "--judge", "off"
         )
@@ -318,6 +322,7 @@ def main() -> None:
     rate = measured["acked_spans"] / args.seconds
     ingest_rate = ingest["acked_spans"] / args.seconds
     thread_rate = thread["acked_spans"] / args.seconds
+    workers_rate = workers["acked_spans"] / args.seconds
     verdict = "MET" if rate >= TARGET_SPANS_PER_S else "NOT MET"
     print(f"  null receiver (same HTTP stack, parse only, no storage): {null_rate:>9,.0f} spans/s")
     print(
@@ -328,6 +333,11 @@ def main() -> None:
         f"  same, --judge thread (engine in the collector process):{thread_rate:>9,.0f} spans/s"
         f"   = {thread_rate / null_rate:.2f}x the null receiver; judge worker process"
         f" {rate / thread_rate:.2f}x it"
+    )
+    print(
+        f"  same, --judge-workers 2 (engine in two worker processes):{workers_rate:>7,.0f} spans/s"
+        f"   = {workers_rate / null_rate:.2f}x the null receiver; one worker"
+        f" {rate / workers_rate:.2f}x it"
     )
     print(
         f"  same, --judge off (ingest alone, no verdicts derived):  {ingest_rate:>9,.0f} spans/s"
