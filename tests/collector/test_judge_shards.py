@@ -159,3 +159,37 @@ def test_a_killed_shard_worker_is_replaced_and_nothing_is_lost_or_counted_twice(
     assert counts == {name: len(runs) for name in counts}, counts
     (distinct,) = read_db(collector.store, "SELECT count(DISTINCT row_seq) FROM handoffs")[0]
     assert distinct == len(runs)
+
+
+@pytest.mark.duckdb_only("it makes its own PostgreSQL database (postgres_dsn) whatever --store is")
+def test_a_collector_that_drops_the_judge_lease_stops_its_workers_until_it_takes_it_again(
+    postgres_dsn, caplog
+):
+    import psutil
+
+    from handoffscope.collector.engine.leased_judge import LeasedJudge
+    from handoffscope.collector.store.postgres_store import PostgresStore
+
+    store = PostgresStore(postgres_dsn)
+    engine = ShardedEngine(2, grace_seconds=30)
+    engine.install(store.con)
+    judge = LeasedJudge(store, lambda: engine)
+    try:
+        judge.catch_up()  # takes the lease: both workers start and load
+        first = [psutil.Process(pid) for pid in engine.worker_pids]
+        assert len(first) == 2 and engine.worker_starts == 2
+        # What the judge does after a failed step: the lease goes back, and with it the
+        # workers, whose memory is of no use to a collector that does not judge.
+        judge._drop_lease()
+        assert not judge.holding
+        assert eventually(lambda: all(_gone(p) for p in first), timeout=10)
+        assert engine.worker_pids == []
+        judge.catch_up()  # the lease again: new workers, loaded from the tables
+        assert len(engine.worker_pids) == 2
+        assert not set(engine.worker_pids) & {p.pid for p in first}
+        assert engine.worker_starts == 2  # a release is not a death
+        assert "restarted" not in caplog.text
+    finally:
+        judge.close()
+        engine.close()
+        store.close()

@@ -427,6 +427,10 @@ class HealthEngine:
         self._evict(keep=batch_runs)
         self.stats["spans_applied"] += new_spans.num_rows
 
+    def release(self) -> None:
+        """Its memory is not wanted until the next `load` (the collector lost the judge
+        lease). Nothing to stop in this process: whoever drops the engine frees it."""
+
     def rollback(self) -> None:
         """The transaction of the last `apply` failed: forget what it touched."""
         for rid in self._last_touched:

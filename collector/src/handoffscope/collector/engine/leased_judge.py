@@ -171,15 +171,16 @@ class LeasedJudge(JudgeBase):
         con.commit()
         if not got:
             return False
+        # What other collectors judged while they held the lease is in the tables, not
+        # here: a fresh engine, loaded, in a transaction of its own.
+        engine = self.make_engine()
         try:
-            # What other collectors judged while they held the lease is in the tables, not
-            # here: a fresh engine, loaded, in a transaction of its own.
-            engine = self.make_engine()
             con.begin()
             engine.load(con)
             con.commit()
         except BaseException:
             self._drop_lease()
+            engine.release()
             raise
         self.engine = engine
         self.holding = True
@@ -189,8 +190,11 @@ class LeasedJudge(JudgeBase):
 
     def _drop_lease(self) -> None:
         """After a failure: give the lease back (or lose it with the connection) and forget
-        the engine, whose memory may be ahead of the rolled-back tables."""
-        self.engine = None
+        the engine, whose memory may be ahead of the rolled-back tables (a worker engine
+        stops its processes: their memory is of no use until the lease is taken again)."""
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            engine.release()
         was = self.holding
         self.holding = False
         try:

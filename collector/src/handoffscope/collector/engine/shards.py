@@ -113,6 +113,10 @@ class ShardedEngine:
         for shard in self.shards:
             shard.rollback()
 
+    def release(self) -> None:
+        for shard in self.shards:
+            shard.release()
+
     def close(self) -> None:
         for shard in self.shards:
             shard.close()

@@ -184,7 +184,9 @@ class ProcessEngine:
         self.stats: Counter[str] = Counter(dict.fromkeys(HealthEngine.STATS, 0))
         self.hot_size = 0
         self.worker_starts = 0
-        """Workers started (more than one: a worker died and was replaced)."""
+        """Workers started (more than one: a worker died and was replaced). A start after
+        `release` is not counted: nothing died."""
+        self._released = False
         self._proc: Any = None
         self._pipe: Any = None
         self._loaded = False
@@ -244,6 +246,13 @@ class ProcessEngine:
         except WorkerError:
             self._discard()  # a worker that cannot roll back is replaced
 
+    def release(self) -> None:
+        """Stop the worker until a call needs one again (then it starts and loads): its
+        memory is of no use meanwhile — the collector lost the judge lease on PostgreSQL."""
+        alive = self.worker_pid is not None  # a dead one's replacement is still counted
+        self.close()
+        self._released = alive or self._released
+
     def close(self) -> None:
         with self._lock:
             if self._pipe is not None:
@@ -291,6 +300,9 @@ class ProcessEngine:
             pass  # it died already: the handshake says so
         self._proc, self._pipe = proc, pipe
         self._loaded = self._greeted = False
+        if self._released:
+            self._released = False  # started again after `release`: not a replacement
+            return
         self.worker_starts += 1
         if self.worker_starts > 1:
             log.warning("judge worker process restarted (pid %d)", proc.pid)
