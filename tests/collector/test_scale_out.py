@@ -364,7 +364,11 @@ class Sender(threading.Thread):
 def test_sigkill_of_the_lease_holder_during_ingest_loses_nothing_and_judges_every_run(
     dsn: str, collector_factory: Collectors
 ) -> None:
-    both = start_together(collector_factory, ["--store", dsn], ["--store", dsn])
+    # One judges in one worker process, the other splits its runs over two
+    # (`--judge-workers 2`): whichever holds the lease, the other takes over from its rows.
+    both = start_together(
+        collector_factory, ["--store", dsn], ["--store", dsn, "--judge-workers", "2"]
+    )
     holding = eventually(
         lambda: [c for c in both if LEASE_TAKEN in c.log()],
         lambda found: len(found) == 1,
