@@ -17,7 +17,7 @@ import pytest
 from ingest_support import read_db
 from support.polling import eventually
 from test_engine import Collector, accept, outcome, request, run_span
-from test_judge_worker import WORKER_MODULE, _body, _counts, _gone
+from test_judge_worker import _body, _counts, _gone, _workers
 
 from handoffscope.collector.engine.shards import ShardedEngine, batch_outcomes, split
 from handoffscope.collector.store.records import column_name, run_key
@@ -115,19 +115,6 @@ def test_shards_number_their_rows_apart_and_their_rollups_add_up(tmp_path, store
 def test_fewer_than_two_workers_is_not_a_sharded_engine():
     with pytest.raises(ValueError, match="at least two"):
         ShardedEngine(1)
-
-
-def _workers(collector) -> list:
-    import psutil
-
-    found = []
-    for child in psutil.Process(collector.proc.pid).children():
-        try:
-            if WORKER_MODULE in " ".join(child.cmdline()):
-                found.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return found
 
 
 @pytest.mark.duckdb_only("the workers' deaths are the same on either store; one is enough")

@@ -49,14 +49,20 @@ def _body(run_ids: list[str]) -> bytes:
     return encode(memory.get_finished_spans())
 
 
-def _worker(collector) -> psutil.Process | None:
+def _workers(collector) -> list[psutil.Process]:
+    """The collector's judge worker processes."""
+    found = []
     for child in psutil.Process(collector.proc.pid).children():
         try:
             if WORKER_MODULE in " ".join(child.cmdline()):
-                return child
+                found.append(child)
         except psutil.NoSuchProcess:
             continue
-    return None
+    return found
+
+
+def _worker(collector) -> psutil.Process | None:
+    return next(iter(_workers(collector)), None)
 
 
 def _gone(proc: psutil.Process) -> bool:

@@ -31,7 +31,7 @@ from handoffscope.instrumentation import semconv as sc
 
 from ..store.records import column_name, run_key
 from . import MAX_HOT_HANDOFFS
-from .worker import ProcessEngine, call_all
+from .worker import ProcessEngine, call_all, load_all
 
 _RUN_ID = column_name(sc.RUN_ID)
 _OUTCOME_RESULT = column_name(sc.OUTCOME_RESULT)
@@ -80,12 +80,7 @@ class ShardedEngine:
             shard.start()
 
     def load(self, con: Any, *, now_ns: int | None = None) -> int:
-        for shard in self.shards:
-            shard._ensure_worker()
-        loaded = call_all(con, [(s, "load", ({"now_ns": now_ns},)) for s in self.shards])
-        for shard in self.shards:
-            shard._loaded = True
-        return sum(int(n) for n in loaded)
+        return load_all(con, self.shards, now_ns)
 
     def prepare(self, con: Any) -> None:
         self._ready(con)

@@ -213,10 +213,7 @@ class ProcessEngine:
         return HealthEngine().install(con)
 
     def load(self, con: Any, *, now_ns: int | None = None) -> int:
-        self._ensure_worker()
-        n = int(self._call(con, "load", {"now_ns": now_ns}))
-        self._loaded = True
-        return n
+        return load_all(con, [self], now_ns)
 
     def prepare(self, con: Any) -> None:
         """The worker started and its memory loaded, if not yet (the judge's first act)."""
@@ -347,6 +344,17 @@ class ProcessEngine:
     def _call(self, con: Any, op: str, *args: Any) -> Any:
         """Send one call; run the statements it asks for on `con` until it answers."""
         return call_all(con, [(self, op, args)])[0]
+
+
+def load_all(con: Any, engines: list[ProcessEngine], now_ns: int | None = None) -> int:
+    """Start the engines' workers (where none runs) and load their memory from the store,
+    side by side; how many runs they reloaded in all."""
+    for engine in engines:
+        engine._ensure_worker()
+    loaded = call_all(con, [(e, "load", ({"now_ns": now_ns},)) for e in engines])
+    for engine in engines:
+        engine._loaded = True
+    return sum(int(n) for n in loaded)
 
 
 def call_all(con: Any, calls: list[tuple[ProcessEngine, str, tuple]]) -> list[Any]:
