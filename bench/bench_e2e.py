@@ -3,9 +3,11 @@
 1. Pipeline cost: a sender process emits N evidence spans through `HandoffRecorder` and
    `configure()` (the shipped BoundedBatchSpanProcessor + OTLP/HTTP exporter) as fast as
    it can, then waits for `force_flush()` — every export answered. Against the collector
-   an answer means "committed to DuckDB"; against the baseline, a null receiver on the
-   same HTTP stack (bench_receiver.py's), it means "read". Same sender, same run; the
-   ratio is what the collector costs the pipeline. Target: ≤ 1.10.
+   an answer means "durable": fsynced to its ingest log (the default), or committed to
+   DuckDB (`--ingest-log off`, also measured, and `--judge thread`); against the
+   baseline, a null receiver on the same HTTP stack (bench_receiver.py's), it means
+   "read". Same sender, same run; the ratio is what the collector costs the pipeline.
+   Target: ≤ 1.10.
 2. Freshness: a sender ends one span every 100 ms, each with a new run id; a poller asks
    the query API for that run until it appears. Latency = visible − span end, which
    includes the shim's export delay (200 ms). Target: p95 ≤ 2 s.
@@ -128,11 +130,13 @@ def main(argv: list[str] | None = None) -> int:
         col, col_url = start_collector(f"{tmp}/e2e.duckdb")
         # The former default, in the same run: the engine in the collector's process.
         thr, thr_url = start_collector(f"{tmp}/e2e-thread.duckdb", "--judge", "thread")
+        # The former default too: answered after each DuckDB commit, no ingest log.
+        cmt, cmt_url = start_collector(f"{tmp}/e2e-commit.duckdb", "--ingest-log", "off")
         null, null_url = start([sys.executable, str(HERE / "bench_receiver.py"), "--null-server"])
         try:
-            for url in (null_url, col_url, thr_url):
+            for url in (null_url, col_url, thr_url, cmt_url):
                 run_sender(url, 4000)  # warm up
-            to_null, to_col, to_thr, drops = [], [], [], 0
+            to_null, to_col, to_thr, to_cmt, drops = [], [], [], [], 0
             for _ in range(args.rounds):  # alternate: drift on a shared machine hits all
                 secs, d = run_sender(null_url, args.spans)
                 to_null.append(secs)
@@ -140,10 +144,12 @@ def main(argv: list[str] | None = None) -> int:
                 to_col.append(secs)
                 secs, d3 = run_sender(thr_url, args.spans)
                 to_thr.append(secs)
-                drops += d + d2 + d3
+                secs, d4 = run_sender(cmt_url, args.spans)
+                to_cmt.append(secs)
+                drops += d + d2 + d3 + d4
             fresh = freshness(col_url, args.samples)
         finally:
-            for proc in (col, thr, null):
+            for proc in (col, thr, cmt, null):
                 proc.terminate()
                 proc.wait(60)
 
@@ -151,10 +157,15 @@ def main(argv: list[str] | None = None) -> int:
     t = statistics.median(to_thr)
     print(f"== end to end, real Python SDK sender, {args.spans} spans, median of {args.rounds}")
     print(f"sender → null receiver (baseline) : {args.spans / n:9,.0f} spans/s  ({n:.2f} s)")
-    print(f"sender → collector (ack = commit) : {args.spans / c:9,.0f} spans/s  ({c:.2f} s)")
+    print(f"sender → collector (ack = durable): {args.spans / c:9,.0f} spans/s  ({c:.2f} s)")
     print(
         f"same, --judge thread              : {args.spans / t:9,.0f} spans/s  ({t:.2f} s,"
         f" {t / n:.2f}x the null receiver)"
+    )
+    k = statistics.median(to_cmt)
+    print(
+        f"same, --ingest-log off            : {args.spans / k:9,.0f} spans/s  ({k:.2f} s,"
+        f" {k / n:.2f}x the null receiver)"
     )
     ratio = c / n
     print(

@@ -1,4 +1,4 @@
-"""Collector receiver capacity: spans/s acknowledged after commit (DESIGN §6).
+"""Collector receiver capacity: spans/s acknowledged once durable (DESIGN §6).
 
 Load: pre-encoded OTLP/HTTP protobuf exports of 512 spans each (made once with the real
 OTel SDK), posted from a SEPARATE process over 4 keep-alive connections as fast as they
@@ -10,8 +10,10 @@ duplicate) and sees time moving forward as in production.
 Baseline, measured in the same run: a null receiver on the same HTTP stack (uvicorn +
 Starlette, same event loop and parser) that parses each body with opentelemetry-proto
 and answers 200 — no allowlist, no health engine, no storage. Measured against it: the
-collector as it runs by default (the judge deriving verdicts behind the acknowledgement,
-its engine in a worker process), the same with `--judge thread` (the engine in the
+collector as it runs by default (exports answered once fsynced to the ingest log and
+loaded into DuckDB behind the answer; the judge deriving verdicts behind that, its engine
+in a worker process), the same with `--ingest-log off` (answered after each DuckDB group
+commit, the former default; with and without the judge), the same with `--judge thread` (the engine in the
 collector's own process, the former default), with `--judge-workers 2` (the engine in two
 worker processes, each judging its shard of the runs), and with `--judge off` (ingest alone: decode,
 allowlist, Arrow build, insert, commit — what the acknowledgement costs when nothing
@@ -317,16 +319,30 @@ def main() -> None:
         ingest = measure_collector(
             os.path.join(tmp, "ingest.duckdb"), payload, args, "--judge", "off"
         )
+        commit = measure_collector(
+            os.path.join(tmp, "commit.duckdb"), payload, args, "--ingest-log", "off"
+        )
+        ingest_commit = measure_collector(
+            os.path.join(tmp, "ingest-commit.duckdb"),
+            payload,
+            args,
+            "--judge",
+            "off",
+            "--ingest-log",
+            "off",
+        )
 
     null_rate = baseline["acked_spans"] / args.seconds
     rate = measured["acked_spans"] / args.seconds
     ingest_rate = ingest["acked_spans"] / args.seconds
     thread_rate = thread["acked_spans"] / args.seconds
     workers_rate = workers["acked_spans"] / args.seconds
+    commit_rate = commit["acked_spans"] / args.seconds
+    ingest_commit_rate = ingest_commit["acked_spans"] / args.seconds
     verdict = "MET" if rate >= TARGET_SPANS_PER_S else "NOT MET"
     print(f"  null receiver (same HTTP stack, parse only, no storage): {null_rate:>9,.0f} spans/s")
     print(
-        f"  handoffscope collector (ack after commit):             {rate:>9,.0f} spans/s"
+        f"  handoffscope collector (ack after fsync, ingest log):  {rate:>9,.0f} spans/s"
         f"   = {rate / null_rate:.2f}x the null receiver"
     )
     print(
@@ -343,6 +359,16 @@ def main() -> None:
         f"  same, --judge off (ingest alone, no verdicts derived):  {ingest_rate:>9,.0f} spans/s"
         f"   = {ingest_rate / null_rate:.2f}x the null receiver"
     )
+    print(
+        f"  same, --ingest-log off (answered after each DuckDB commit):{commit_rate:>7,.0f} spans/s"
+        f"   = {commit_rate / null_rate:.2f}x the null receiver; the ingest log"
+        f" {rate / commit_rate:.2f}x it"
+    )
+    print(
+        f"  same, --judge off --ingest-log off:                     {ingest_commit_rate:>9,.0f} spans/s"
+        f"   = {ingest_commit_rate / null_rate:.2f}x the null receiver; the ingest log"
+        f" {ingest_rate / ingest_commit_rate:.2f}x it"
+    )
     print(f"  target >= {TARGET_SPANS_PER_S:,} spans/s (judge on): {verdict}")
     print(
         f"  answers: collector {measured['codes']}, --judge off {ingest['codes']}, "
@@ -358,8 +384,13 @@ def measure_collector(db: str, payload: str, args: argparse.Namespace, *extra: s
     try:
         measured = load(target, payload, args)
         conn = http.client.HTTPConnection(*target.split(":"))
-        conn.request("GET", "/healthz")
-        measured["stored"] = json.loads(conn.getresponse().read())["spans_stored"]
+        for _ in range(600):  # spans answered from the ingest log reach the file a load later
+            conn.request("GET", "/healthz")
+            health = json.loads(conn.getresponse().read())
+            if not health.get("ingest_pending_spans"):
+                break
+            time.sleep(0.1)
+        measured["stored"] = health["spans_stored"]
     finally:
         collector.terminate()
         collector.wait(120)

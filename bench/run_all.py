@@ -26,8 +26,8 @@ BENCHES: dict[str, tuple[str, list[str], str]] = {
     "receiver": (
         "bench_receiver.py",
         [],
-        "receiver capacity, ack after commit, judge on (one and two workers), in-thread and"
-        " --judge off, vs a null receiver",
+        "receiver capacity, ack once durable (ingest log on and off), judge on (one and two"
+        " workers), in-thread and --judge off, vs a null receiver",
     ),
     "stages": (
         "bench_ingest_stages.py",

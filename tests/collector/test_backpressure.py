@@ -47,7 +47,12 @@ class HeldStore(DuckDBStore):
 
 @pytest.fixture
 def parts(tmp_path):
-    settings = CollectorConfig(db=str(tmp_path / "bp.duckdb"), queue_batches=1, retention_days=0)
+    # Answered after each commit (no ingest log): the held insert then holds the writer and
+    # its queue. With the log the writer answers without the store, and what pushes back
+    # is the loader's bound (tests/collector/test_ingest_log.py).
+    settings = CollectorConfig(
+        db=str(tmp_path / "bp.duckdb"), queue_batches=1, retention_days=0, ingest_log="off"
+    )
     store = HeldStore(settings.db)
     engine = HealthEngine()
     engine.install(store.con)

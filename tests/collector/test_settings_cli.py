@@ -85,6 +85,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "retention_days": ("2", "0"),
         "max_body_bytes": ("1000", "2000"),
         "queue_batches": ("3", "4"),
+        "ingest_log": ("off", "On"),
         "memory_limit": ("1GB", "2GB"),
         "max_inflight_bytes": ("20000000", "30000000"),
         "max_header_bytes": ("1000", "2000"),

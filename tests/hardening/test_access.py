@@ -125,6 +125,7 @@ def query_paths(collector: Any) -> list[str]:
 def test_every_query_endpoint_refuses_missing_and_wrong_tokens(guarded: Any) -> None:
     response = guarded.post_traces(body("run-friend"))
     assert response.status_code == 200
+    guarded.judged()  # stored and judged: run-friend's page exists (verdicts trail the 200)
     paths = query_paths(guarded)
     with httpx.Client(base_url=guarded.http_endpoint, timeout=30) as client:
         for path in paths:

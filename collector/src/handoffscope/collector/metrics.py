@@ -19,6 +19,9 @@ Names (docs/api.md):
 | `handoffscope_commit_failures_total` | counter | exports whose commit failed (answered 503 / UNAVAILABLE) |
 | `handoffscope_queue_depth` | gauge | exports waiting for the writer |
 | `handoffscope_spans_in_store` | gauge | rows in the spans table |
+| `handoffscope_load_failures_total` | counter | loads of logged exports into the store that failed and were retried (`--ingest-log on`) |
+| `handoffscope_ingest_log_pending_spans` | gauge | spans answered from the ingest log but not in the store yet (`--ingest-log on`) |
+| `handoffscope_ingest_log_bytes` | gauge | bytes of the ingest log's segment files (`--ingest-log on`) |
 | `handoffscope_judge_worker_starts_total` | counter | judge worker processes started (`--judge on`) |
 | `handoffscope_judge_worker_resident_memory_bytes` | gauge | the judge worker processes' RSS (summed over `--judge-workers`) |
 | `handoffscope_engine_<name>_total` | counter | the health engine's own counters (`HealthEngine.stats`) |
@@ -78,6 +81,7 @@ _COUNTERS = {
     "spans_duplicate": "Spans already stored (a retried export), not stored again.",
     "commits": "Group commits (each may carry several exports).",
     "commit_failures": "Exports whose commit failed (answered 503 / UNAVAILABLE).",
+    "load_failures": "Loads of logged exports into the store that failed and were retried (--ingest-log on).",
 }
 
 
@@ -125,6 +129,8 @@ class Metrics:
         self.inflight_bytes: Callable[[], int] = lambda: 0
         self.queue_depth: Callable[[], int] = lambda: 0
         self.spans_in_store: Callable[[], int] = lambda: 0
+        self.ingest_log: Callable[[], tuple[int, int]] | None = None
+        """(spans answered but not loaded yet, bytes of the log on disk) with --ingest-log on."""
         self.engine_stats: Callable[[], Mapping[str, int]] = dict
         """The health engine's own counters, rendered as handoffscope_engine_<name>_total."""
         self.judge_lag: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
@@ -157,9 +163,10 @@ class Metrics:
         rejected: int,
         drops: Mapping[tuple[str, str], int],
         refused: Mapping[str, int] | None = None,
+        commits: int = 1,
     ) -> None:
         with self._lock:
-            self._counters["commits"] += 1
+            self._counters["commits"] += commits
             self._counters["spans_stored"] += stored
             self._counters["spans_duplicate"] += duplicates
             self._counters["spans_rejected"] += rejected
@@ -234,6 +241,17 @@ class Metrics:
             "# TYPE handoffscope_spans_in_store gauge",
             f"handoffscope_spans_in_store {self.spans_in_store()}",
         ]
+        if self.ingest_log is not None:
+            pending, size = self.ingest_log()
+            out += [
+                "# HELP handoffscope_ingest_log_pending_spans Spans answered from the ingest "
+                "log but not in the store yet.",
+                "# TYPE handoffscope_ingest_log_pending_spans gauge",
+                f"handoffscope_ingest_log_pending_spans {pending}",
+                "# HELP handoffscope_ingest_log_bytes Bytes of the ingest log's segment files.",
+                "# TYPE handoffscope_ingest_log_bytes gauge",
+                f"handoffscope_ingest_log_bytes {size}",
+            ]
         lag_s, behind = self.judge_lag()
         out += [
             "# HELP handoffscope_judge_lag_seconds How long the oldest committed but not yet "

@@ -61,6 +61,7 @@ from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
+from handoffscope.collector.ingest_log import MARK_KEY, IngestLog, Position, directory_for
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.notify.notifier import Notifier
 from handoffscope.collector.notify.routing import RoutingError
@@ -142,6 +143,14 @@ def open_store(config: CollectorConfig) -> Store:
     return DuckDBStore(config.store_target, memory_limit=config.memory_limit or None)
 
 
+def _ingest_log(config: CollectorConfig, store: Store) -> IngestLog | None:
+    """The ingest log of `--ingest-log on` (a DuckDB file's only), positioned at the mark
+    the file holds."""
+    if not config.logging_ingest or not isinstance(store, DuckDBStore):
+        return None
+    return IngestLog(directory_for(store.path), Position.parse(store.get_meta(MARK_KEY)))
+
+
 def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
     """Wire metrics, writer, receivers' handler and the HTTP app; start nothing.
 
@@ -173,6 +182,7 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
         metrics,
         queue_batches=config.queue_batches,
         retention_days=config.retention_days,
+        ingest_log=_ingest_log(config, store),
     )
     handler = ExportHandler(
         Allowlist(max_clock_skew_s=config.max_clock_skew_seconds), writer, metrics
@@ -221,6 +231,8 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
                 # Verdicts trail the acknowledgement (collector/engine/judge.py): how far.
                 "judge_lag_seconds": round(lag, 3),
                 "judge_pending_commits": judge.pending_commits,
+                # Answered (in the ingest log) but not in the store yet: 0 with it off.
+                "ingest_pending_spans": writer.load_pending_spans,
             },
             status_code=200 if ok else 503,
         )
@@ -438,6 +450,7 @@ def run(config: CollectorConfig) -> int:
             f"auth={'on' if config.auth else 'off'} spans={writer.spans_stored} "
             f"notify={len(routing.destinations)} judge={config.judge} "
             + (f"judge_workers={config.judge_workers} " if config.judge_workers > 1 else "")
+            + ("ingest_log=on " if writer.log is not None else "")
             + "(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
             "Ctrl-C or SIGTERM to stop)"
         )

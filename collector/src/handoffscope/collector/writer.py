@@ -21,6 +21,16 @@ Retention of spans runs in this thread too (it writes): at start and every
 RETENTION_INTERVAL_S, spans that ended more than `--retention-days` ago are deleted (the
 judge expires the derived rows on its own schedule).
 
+With an ingest log (`--ingest-log on`, DuckDB only; collector/ingest_log.py) the work is
+split in two threads: this one appends each group to the log, fsyncs it and answers the
+exports (a 200 means durable in the log); a loader thread takes the logged exports in
+large groups (up to LOAD_MAX_SPANS), removes spans sent twice, inserts the rest, records
+the log position reached in `meta` and commits — the same transaction as without the log,
+so the judge, the drop counts and retention see no difference. At start, exports logged
+but not loaded before the last stop are loaded first (`start()`). A load that fails is
+retried (the exports stay in the log); while the loader is behind by LOAD_QUEUE_SPANS, this
+thread waits, the queue fills and receivers answer 429.
+
 `close()` stops intake, lets the thread commit everything already queued, and returns;
 the caller then closes the store (which checkpoints the file).
 """
@@ -31,13 +41,14 @@ import logging
 import queue
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import Future
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from handoffscope.collector.ingest_log import MARK_KEY, IngestLog, Position
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.processor.allowlist import SpanBatch
 from handoffscope.collector.store.duckdb_store import build_spans_table, span_keys
@@ -51,6 +62,19 @@ RETENTION_INTERVAL_S = 3600.0
 IDLE_WAKEUP_S = 1.0
 """How often an idle writer wakes to see whether retention is due."""
 _NS_PER_DAY = 86_400 * 10**9
+LOAD_MAX_SPANS = 65_536
+"""Spans per load from the ingest log at most (bigger loads spread DuckDB's fixed cost per
+insert thinner; this bounds the load's memory and how long it holds its transaction)."""
+LOAD_QUEUE_SPANS = 262_144
+"""Logged spans waiting for the loader at most; beyond it the writer waits (and the queue
+in front of it fills: 429)."""
+LOAD_LINGER_S = 0.2
+"""How long the loader lets logged exports gather before a load smaller than
+LOAD_MAX_SPANS: each load pays DuckDB's fixed cost per insert and commit, and each commit
+the judge's per-step cost, so a trickle of exports loaded one by one costs several times
+what the same spans cost loaded together (bench/bench_e2e.py: ...). It adds at most this
+to the time a span takes to reach queries (freshness target: p95 2 s)."""
+LOAD_RETRY_MAX_S = 30.0
 
 
 class QueueFull(Exception):
@@ -66,7 +90,65 @@ class _Job:
     table: pa.Table
     """The batch's spans as Arrow, built by the submitting thread."""
     batch: SpanBatch
-    future: Future
+    future: Future | None
+    """Resolved once the batch is durable; None once it is (an export already logged)."""
+
+
+class _Loads:
+    """Logged exports waiting for the loader: (position of the last, jobs) in log order,
+    bounded in spans. `spans` counts them until they are in the store (`loaded`), being
+    loaded included: what /healthz reports as answered but not stored yet."""
+
+    def __init__(self, max_spans: int) -> None:
+        self.max_spans = max_spans
+        self.spans = 0
+        self.closed = False
+        self._items: deque[tuple[Position, list[_Job]]] = deque()
+        self._cond = threading.Condition()
+
+    def put(self, position: Position, jobs: list[_Job]) -> None:
+        with self._cond:
+            while self.spans >= self.max_spans and not self.closed:
+                self._cond.wait()
+            self._items.append((position, jobs))
+            self.spans += sum(job.table.num_rows for job in jobs)
+            self._cond.notify_all()
+
+    def take(
+        self, max_spans: int, timeout: float, linger: float = 0.0
+    ) -> list[tuple[Position, list[_Job]]] | None:
+        """What waits, up to `max_spans` (at least one entry), once `max_spans` wait or
+        the oldest has waited `linger` seconds; [] after `timeout` with nothing; None once
+        closed and empty."""
+        with self._cond:
+            if not self._items and not self.closed:
+                self._cond.wait(timeout)
+            if not self._items:
+                return None if self.closed else []
+            due = time.monotonic() + linger
+            while self.spans < max_spans and not self.closed:
+                left = due - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            taken: list[tuple[Position, list[_Job]]] = []
+            spans = 0
+            while self._items and (not taken or spans < max_spans):
+                position, jobs = self._items.popleft()
+                taken.append((position, jobs))
+                spans += sum(job.table.num_rows for job in jobs)
+            return taken
+
+    def loaded(self, taken: list[tuple[Position, list[_Job]]]) -> None:
+        """`taken` is in the store: its spans no longer count as waiting."""
+        with self._cond:
+            self.spans -= sum(job.table.num_rows for _, jobs in taken for job in jobs)
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
 
 
 _STOP = object()
@@ -81,8 +163,11 @@ class Writer:
         *,
         queue_batches: int,
         retention_days: float,
+        ingest_log: IngestLog | None = None,
     ) -> None:
         self.store = store
+        self.log = ingest_log
+        """None: each group is answered after its commit to the store."""
         self.judge = judge
         """Told of every commit (`committed_through`); None: nothing derives verdicts."""
         self.commit_seq = store.max_commit_seq()
@@ -95,19 +180,62 @@ class Writer:
         self.spans_stored = store.count_spans()
         """Rows in `spans`, kept current by this thread (served by /healthz)."""
         self._thread = threading.Thread(target=self._run, name="handoffscope-writer", daemon=True)
+        self._loads = _Loads(LOAD_QUEUE_SPANS)
+        self._loader = threading.Thread(
+            target=self._run_loader, name="handoffscope-loader", daemon=True
+        )
+        self._closing = False
         metrics.queue_depth = self._queue.qsize
         metrics.spans_in_store = lambda: self.spans_stored
+        if ingest_log is not None:
+            metrics.ingest_log = lambda: (self._loads.spans, ingest_log.size_bytes())
 
     @property
     def alive(self) -> bool:
         """Whether exports can still be committed."""
-        return self._accepting and self._thread.is_alive()
+        loading = self.log is None or self._loader.is_alive()
+        return self._accepting and self._thread.is_alive() and loading
+
+    @property
+    def load_pending_spans(self) -> int:
+        """Spans answered (logged) but not yet in the store."""
+        return self._loads.spans
 
     def start(self) -> None:
+        if self.log is not None:
+            self._replay()
         # The first retention pass runs here, before any receiver is up, so a restarted
         # collector never serves spans already past retention.
         self._retention_if_due()
         self._thread.start()
+        if self.log is not None:
+            self._loader.start()
+
+    def _replay(self) -> None:
+        """Load the exports logged but not loaded before the last stop (in this thread,
+        before any receiver is up); a store that refuses them stops the start."""
+        assert self.log is not None
+        pending: list[tuple[Position, list[_Job]]] = []
+        spans = exports = 0
+        for record in self.log.unloaded():
+            n = record.table.num_rows
+            if pending and (
+                spans + n > LOAD_MAX_SPANS or record.table.schema != pending[-1][1][0].table.schema
+            ):
+                self._load(pending, retry=False)
+                pending, spans = [], 0
+            batch = SpanBatch(columns={}, count=n, received=0, drops=record.drops)
+            pending.append((record.position, [_Job(record.table, batch, None)]))
+            spans += n
+            exports += 1
+        if pending:
+            self._load(pending, retry=False)
+        self.log.all_loaded()
+        if exports:
+            log.info(
+                "ingest log: loaded %d exports acknowledged before the last stop into the store",
+                exports,
+            )
 
     # intake (any thread) -----------------------------------------------------------------
 
@@ -140,6 +268,16 @@ class Writer:
         if self._thread.is_alive():
             self._queue.put(_STOP)  # blocks only while the (draining) queue is full
             self._thread.join(timeout)
+        if self.log is not None:
+            # The loader loads what was logged, unless the store keeps failing: then it
+            # gives up at once and the exports wait in the log for the next start.
+            self._closing = True
+            self._loads.close()
+            if self._loader.is_alive():
+                self._loader.join(timeout)
+            self.log.close()
+            if not self._loader.is_alive() and not self._loads.spans:
+                self.log.all_loaded()  # a clean stop leaves no segment behind
 
     # the thread ------------------------------------------------------------------------
 
@@ -166,10 +304,12 @@ class Writer:
             try:
                 first = self._queue.get(timeout=IDLE_WAKEUP_S)
             except queue.Empty:
-                self._retention_if_due()
+                if self.log is None:  # else the loader owns the connection (and retention)
+                    self._retention_if_due()
                 continue
             if first is _STOP:
                 break
+            assert isinstance(first, _Job)
             jobs = [first]
             spans = first.batch.count
             while spans < MAX_GROUP_SPANS:
@@ -182,10 +322,94 @@ class Writer:
                     break
                 jobs.append(job)
                 spans += job.batch.count
-            self._commit_group(jobs)
-            self._retention_if_due()
+            if self.log is None:
+                self._commit_group(jobs)
+                self._retention_if_due()
+            else:
+                self._log_group(jobs)
+        self._loads.close()
         # Anything submitted before close() flipped _accepting and after _STOP was queued
         # cannot exist (intake is locked), so the queue is empty here.
+
+    def _log_group(self, jobs: list[_Job]) -> None:
+        """Append a group to the ingest log, answer it, hand it to the loader."""
+        assert self.log is not None
+        try:
+            position = self.log.append([(job.table, job.batch.drops) for job in jobs])
+        except Exception as exc:
+            log.error("ingest log write failed; exports answered 503: %s", exc, exc_info=True)
+            self.metrics.inc("commit_failures", len(jobs))
+            for job in jobs:
+                assert job.future is not None
+                _settle(job.future, exc)
+            return
+        # Counted once answered: the loader counts what it stores, not what it answers.
+        self.metrics.add_committed(
+            stored=0,
+            duplicates=0,
+            rejected=sum(job.batch.rejected for job in jobs),
+            drops={},
+            refused=sum((job.batch.refused for job in jobs), Counter()),
+            commits=0,
+        )
+        logged = [_Job(job.table, job.batch, None) for job in jobs]
+        for job in jobs:
+            assert job.future is not None
+            _settle(job.future, None)
+        self._loads.put(position, logged)  # waits while the loader is far behind
+
+    # the loader (with an ingest log) ---------------------------------------------------
+
+    def _run_loader(self) -> None:
+        try:
+            while True:
+                taken = self._loads.take(LOAD_MAX_SPANS, IDLE_WAKEUP_S, LOAD_LINGER_S)
+                if taken is None:
+                    break
+                if taken:
+                    self._load(taken, retry=True)
+                    self._loads.loaded(taken)
+                self._retention_if_due()
+        except _GaveUp:
+            pass
+        except BaseException:
+            log.critical("loader thread died; refusing further exports", exc_info=True)
+            with self._intake_lock:
+                self._accepting = False
+            self._loads.close()  # the writer must not wait for a loader that is gone
+
+    def _load(self, taken: list[tuple[Position, list[_Job]]], *, retry: bool) -> None:
+        """Store logged exports in one transaction that also moves the log's mark."""
+        assert self.log is not None
+        position = taken[-1][0]
+        jobs = [job for _, group in taken for job in group]
+        delay = 0.5
+        while True:
+            try:
+                stored, duplicates, drops = self._write(jobs, mark=position)
+                break
+            except Exception as exc:
+                self.metrics.inc("load_failures")
+                if not retry:
+                    raise
+                if self._closing:
+                    log.error(
+                        "loading logged exports failed while stopping; they stay in the ingest log for the next start: %s",
+                        exc,
+                    )
+                    raise _GaveUp from exc
+                log.error(
+                    "loading %d logged exports failed; they stay in the ingest log, "
+                    "retrying in %.1f s: %s",
+                    len(jobs),
+                    delay,
+                    exc,
+                    exc_info=True,
+                )
+                time.sleep(delay)
+                delay = min(delay * 2, LOAD_RETRY_MAX_S)
+        self._stored(stored, duplicates, drops, jobs)
+        self.log.loaded_through(position)
 
     def _commit_group(self, jobs: list[_Job]) -> None:
         try:
@@ -194,6 +418,7 @@ class Writer:
             if len(jobs) == 1:
                 log.error("commit failed; export answered 503: %s", exc, exc_info=True)
                 self.metrics.inc("commit_failures")
+                assert jobs[0].future is not None
                 _settle(jobs[0].future, exc)
                 return
             log.warning(
@@ -202,28 +427,37 @@ class Writer:
             for job in jobs:
                 self._commit_group([job])
             return
+        self._stored(stored, duplicates, drops, jobs)
+        for job in jobs:
+            assert job.future is not None
+            _settle(job.future, None)
+
+    def _stored(self, stored: int, duplicates: int, drops: Counter, jobs: list[_Job]) -> None:
+        """Tell the judge and the counters of a commit (spans refused were counted when
+        their export was answered, if that came first: `_log_group`)."""
         self.spans_stored += stored
         if stored and self.judge is not None:
             self.judge.committed_through(self.commit_seq, spans=stored)
+        answered = self.log is None
         self.metrics.add_committed(
             stored=stored,
             duplicates=duplicates,
-            rejected=sum(job.batch.rejected for job in jobs),
+            rejected=sum(job.batch.rejected for job in jobs) if answered else 0,
             drops=drops,
-            refused=sum((job.batch.refused for job in jobs), Counter()),
+            refused=sum((job.batch.refused for job in jobs), Counter()) if answered else None,
         )
-        for job in jobs:
-            _settle(job.future, None)
 
-    def _write(self, jobs: list[_Job]) -> tuple[int, int, Counter]:
+    def _write(self, jobs: list[_Job], mark: Position | None = None) -> tuple[int, int, Counter]:
         table = _group_table(jobs)
         con = self.store.con
         con.begin()
         seq = self.store.next_commit_seq(self.commit_seq)
         try:
             new_spans = self.store.insert_new_spans(table, commit_seq=seq)
-            drops = _fresh_drops(jobs, new_spans, table.num_rows)
+            drops = _fresh_drops(jobs, new_spans, sum(job.table.num_rows for job in jobs))
             self.store.add_drops(drops)
+            if mark is not None:
+                self.store.set_meta(MARK_KEY, str(mark))
             con.commit()
         except BaseException:
             con.rollback()
@@ -259,6 +493,10 @@ class Writer:
             )
 
 
+class _GaveUp(Exception):
+    """The loader stops: the store failed while the collector was stopping."""
+
+
 def _settle(future: Future, error: BaseException | None) -> None:
     # A receiver may have given up on the future (client gone, timeout) and cancelled it;
     # the batch is committed all the same, and that must not break the writer.
@@ -274,18 +512,22 @@ def _fresh_drops(jobs: list[_Job], new_spans: pa.Table, offered: int) -> Counter
 
     An exporter retrying an export that was already committed (its first answer was lost)
     re-sends the same content attributes; counting them again would inflate the drops an
-    operator reads. A retried export is all duplicates, so it is recognised as one.
+    operator reads. A retried export is all duplicates, so it is recognised as one — also
+    when the first copy is in the same group (the ingest log answers before it loads, so
+    a retry can be loaded beside the export it repeats): a span new to the store counts
+    for the first export of the group that carries it.
     """
     drops: Counter = Counter()
     if new_spans.num_rows == offered:  # the usual case: nothing was a copy
         for job in jobs:
             drops.update(job.batch.drops)
         return drops
-    new_keys = span_keys(new_spans)
+    unclaimed = set(span_keys(new_spans).to_pylist())
     for job in jobs:
-        t = job.table
-        if t.num_rows == 0 or pc.any(pc.is_in(span_keys(t), value_set=new_keys)).as_py():
+        keys = set(span_keys(job.table).to_pylist()) if job.table.num_rows else set()
+        if not keys or keys & unclaimed:
             drops.update(job.batch.drops)
+        unclaimed -= keys
     return drops
 
 

@@ -285,6 +285,10 @@ class DuckDBStore:
         rows = statements.rows(self.con, "get_meta", {"key": key})
         return rows[0][0] if rows else None
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Stamp one fact in meta (inside the writer's transaction, when there is one)."""
+        statements.run(self.con, "set_meta", {"key": key, "value": value})
+
     # lifecycle -----------------------------------------------------------------------
 
     def close(self) -> None:

@@ -392,6 +392,10 @@ class PostgresStore:
     def count_spans(self) -> int:
         return int(self._read_one("count_spans"))
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Stamp one fact in meta (inside the writer's transaction, when there is one)."""
+        statements.run(self.con.raw, "set_meta", {"key": key, "value": value})
+
     def get_meta(self, key: str) -> str | None:
         con = self.cursor()
         try:
