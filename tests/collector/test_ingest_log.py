@@ -23,6 +23,7 @@ from support.evidence import request_attributes
 from support.otlp import PROTOBUF, export_request, kv, otlp_span, span_keys
 from support.polling import eventually
 
+from handoffscope.collector import ingest_log as ingest_log_mod
 from handoffscope.collector import writer as writer_mod
 from handoffscope.collector.config import parse_args
 from handoffscope.collector.ingest_log import (
@@ -103,6 +104,28 @@ def test_a_torn_last_export_is_skipped_and_the_next_start_writes_a_new_segment(
     ]
 
 
+def test_after_a_failed_append_the_next_goes_to_a_new_segment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A disk that refuses mid-append (the fsync stands in for it: a real disk cannot be
+    # made to fail on cue) may leave a torn message, and a reader stops at the first one:
+    # an export answered after it must not be written behind it.
+    log = IngestLog(tmp_path)
+    log.append([(spans_table(1, "a"), {})])
+
+    def refuse(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ingest_log_mod.os, "fsync", refuse)
+    with pytest.raises(OSError):
+        log.append([(spans_table(1, "b"), {})])  # answered 503: its sender retries it
+    monkeypatch.undo()
+    assert log.append([(spans_table(1, "c"), {})]) == Position(2, 1)
+    log.close()
+    loaded = ids(IngestLog(tmp_path).unloaded())
+    assert loaded[0] == "a" and loaded[-1] == "c"
+
+
 def test_segments_are_numbered_past_the_mark_even_when_all_were_deleted(tmp_path: Path) -> None:
     # Every segment loaded and deleted, the store's mark at 57:3: numbering from 1 again
     # would put new exports "before" the mark, and a crash would skip them.
@@ -137,6 +160,15 @@ class FlakyStore(DuckDBStore):
         return super().insert_new_spans(incoming, commit_seq)
 
 
+def logging_writer(store: DuckDBStore, metrics: Metrics, queue_batches: int = 8) -> Writer:
+    """The collector's writer with an ingest log beside `store`'s file, at its mark."""
+    mark = Position.parse(store.get_meta(MARK_KEY))
+    log = IngestLog(directory_for(store.path), mark)
+    return Writer(
+        store, None, metrics, queue_batches=queue_batches, retention_days=0, ingest_log=log
+    )
+
+
 def submit(writer: Writer, table: pa.Table, drops: Counter | None = None) -> Future:
     columns = {f.name: table.column(f.name).to_pylist() for f in SPAN_SCHEMA}
     del columns["received_ns"]
@@ -151,14 +183,7 @@ def test_a_failed_load_is_retried_from_the_log_and_the_export_was_answered(
     db = tmp_path / "h.duckdb"
     store = FlakyStore(db)
     metrics = Metrics()
-    writer = Writer(
-        store,
-        None,
-        metrics,
-        queue_batches=8,
-        retention_days=0,
-        ingest_log=IngestLog(directory_for(db)),
-    )
+    writer = logging_writer(store, metrics)
     writer.start()
     try:
         future = submit(writer, spans_table(5, "a"), Counter({("log-app", "input.value"): 2}))
@@ -188,14 +213,7 @@ def test_a_start_loads_what_the_last_one_logged_but_did_not_load(tmp_path: Path)
 
     store = DuckDBStore(db)
     metrics = Metrics()
-    writer = Writer(
-        store,
-        None,
-        metrics,
-        queue_batches=8,
-        retention_days=0,
-        ingest_log=IngestLog(directory_for(db), Position.parse(store.get_meta(MARK_KEY))),
-    )
+    writer = logging_writer(store, metrics)
     writer.start()  # loads before it returns: before any receiver is up
     assert writer.spans_stored == 5
     assert metrics.value("spans_duplicate") == 3
@@ -292,14 +310,7 @@ def test_a_stalled_loader_pushes_back_once_its_bound_is_reached(
     monkeypatch.setattr(writer_mod, "LOAD_QUEUE_SPANS", 4)
     db = tmp_path / "h.duckdb"
     store = HeldStore(db)
-    writer = Writer(
-        store,
-        None,
-        Metrics(),
-        queue_batches=1,
-        retention_days=0,
-        ingest_log=IngestLog(directory_for(db)),
-    )
+    writer = logging_writer(store, Metrics(), queue_batches=1)
     writer.start()
     try:
         answered = [submit(writer, spans_table(2, tag)) for tag in "ab"]

@@ -177,13 +177,22 @@ class IngestLog:
         ):
             self._start_segment(schema)
         assert self._writer is not None and self._file is not None
-        for table, drops in exports:
-            metadata = {_DROPS: json.dumps([[s, a, n] for (s, a), n in drops.items()])}
-            for batch in _one_batch(table):
-                self._writer.write_batch(batch, custom_metadata=metadata)
-            self._count += 1
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        try:
+            for table, drops in exports:
+                metadata = {_DROPS: json.dumps([[s, a, n] for (s, a), n in drops.items()])}
+                for batch in _one_batch(table):
+                    self._writer.write_batch(batch, custom_metadata=metadata)
+                self._count += 1
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except BaseException:
+            # The segment may now end in a torn message (a full disk mid-write), and a
+            # reader stops at the first unreadable one: what follows must go to a new
+            # segment, or exports answered after this would be unreadable at replay.
+            with contextlib.suppress(Exception):
+                self._close_segment()
+            self._writer = self._file = None
+            raise
         assert self._current is not None
         return Position(self._current, self._count)
 
