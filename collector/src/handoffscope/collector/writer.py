@@ -75,7 +75,11 @@ the judge's per-step cost, so a trickle of exports loaded one by one costs sever
 what the same spans cost loaded together: with no linger the real SDK sender of
 bench/bench_e2e.py took 1.21x its time into a null receiver, 1.12x with 0.2 s, 1.11x with
 0.5 s (freshness p95 0.57 s and 1.05 s). It adds at most this to the time a span takes to
-reach queries (freshness target: p95 2 s)."""
+reach queries (freshness target: p95 2 s), and only while spans arrive at
+LINGER_MIN_SPANS_PER_S or more: a trickle is loaded at once (its fixed costs are few per
+second anyway), so a quiet collector shows a span as soon as it can."""
+LINGER_MIN_SPANS_PER_S = 1_000
+"""Arrival rate (over the last second) at or above which the loader lingers."""
 LOAD_RETRY_MAX_S = 30.0
 
 
@@ -107,27 +111,41 @@ class _Loads:
         self.closed = False
         self._items: deque[tuple[Position, list[_Job]]] = deque()
         self._cond = threading.Condition()
+        self._arrivals: deque[tuple[float, int]] = deque()
+        """(monotonic time, spans) of the last second's puts: the arrival rate."""
 
     def put(self, position: Position, jobs: list[_Job]) -> None:
         with self._cond:
             while self.spans >= self.max_spans and not self.closed:
                 self._cond.wait()
+            n = sum(job.table.num_rows for job in jobs)
             self._items.append((position, jobs))
-            self.spans += sum(job.table.num_rows for job in jobs)
+            self.spans += n
+            self._arrivals.append((time.monotonic(), n))
             self._cond.notify_all()
+
+    def _rate(self, now: float) -> int:
+        """Spans put over the last second."""
+        while self._arrivals and self._arrivals[0][0] < now - 1.0:
+            self._arrivals.popleft()
+        return sum(n for _, n in self._arrivals)
 
     def take(
         self, max_spans: int, timeout: float, linger: float = 0.0
     ) -> list[tuple[Position, list[_Job]]] | None:
         """What waits, up to `max_spans` (at least one entry), once `max_spans` wait or
-        the oldest has waited `linger` seconds; [] after `timeout` with nothing; None once
-        closed and empty."""
+        `linger` seconds have passed (no linger while spans arrive slower than
+        LINGER_MIN_SPANS_PER_S); [] after `timeout` with nothing; None once closed and
+        empty."""
         with self._cond:
             if not self._items and not self.closed:
                 self._cond.wait(timeout)
             if not self._items:
                 return None if self.closed else []
-            due = time.monotonic() + linger
+            now = time.monotonic()
+            if self._rate(now) < LINGER_MIN_SPANS_PER_S:
+                linger = 0.0
+            due = now + linger
             while self.spans < max_spans and not self.closed:
                 left = due - time.monotonic()
                 if left <= 0:
