@@ -7,9 +7,10 @@ DuckDB INSERT costs ≈ 6 ms before its first row (binding, planning, the table'
 storage) and ≈ 4.5 µs a row after (bench/bench_ingest_stages.py: 31 µs a span for groups
 of 512, 6 for groups of 8,192), and an automatic checkpoint inside a commit holds every
 waiting export for its duration. Measured with bench/bench_receiver.py, answering exports
-before DuckDB has them and loading them in large groups took 1.3–1.5x the spans of the
+before DuckDB has them and loading them in large groups took 1.3–1.6x the spans of the
 same collector answering after each small commit, and the real Python SDK sender's
-pipeline went from 1.26x to 1.09x the time into a null receiver (docs/storage.md).
+pipeline went from 1.26–1.29x to 1.11–1.16x the time into a null receiver (same runs;
+docs/storage.md).
 
 How. The writer appends each group of exports to the current segment file — an Arrow IPC
 stream (`NNNNNNNNNN.arrows`), one record batch per export with its dropped-attribute counts
