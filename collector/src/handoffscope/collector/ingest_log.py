@@ -181,8 +181,7 @@ class IngestLog:
         try:
             for table, drops in exports:
                 metadata = {_DROPS: json.dumps([[s, a, n] for (s, a), n in drops.items()])}
-                for batch in _one_batch(table):
-                    self._writer.write_batch(batch, custom_metadata=metadata)
+                self._writer.write_batch(_one_batch(table), custom_metadata=metadata)
                 self._count += 1
             self._file.flush()
             os.fsync(self._file.fileno())
@@ -250,16 +249,15 @@ class IngestLog:
         self._current = None
 
 
-def _one_batch(table: pa.Table) -> list[pa.RecordBatch]:
-    """The table as record batches, at least one (an export of no span still has drops)."""
+def _one_batch(table: pa.Table) -> pa.RecordBatch:
+    """The table as one record batch (one export, one message; even of no span, which
+    still carries its drops)."""
     batches = table.combine_chunks().to_batches()
     if batches:
-        return batches[:1] if len(batches) == 1 else [pa.concat_batches(batches)]
-    return [
-        pa.RecordBatch.from_arrays(
-            [pa.array([], f.type) for f in table.schema], schema=table.schema
-        )
-    ]
+        return batches[0]
+    return pa.RecordBatch.from_arrays(
+        [pa.array([], f.type) for f in table.schema], schema=table.schema
+    )
 
 
 def _fsync_directory(directory: Path) -> None:

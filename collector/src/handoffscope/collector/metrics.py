@@ -163,14 +163,12 @@ class Metrics:
         rejected: int,
         drops: Mapping[tuple[str, str], int],
         refused: Mapping[str, int] | None = None,
-        commits: int = 1,
     ) -> None:
         with self._lock:
-            self._counters["commits"] += commits
+            self._counters["commits"] += 1
             self._counters["spans_stored"] += stored
             self._counters["spans_duplicate"] += duplicates
-            self._counters["spans_rejected"] += rejected
-            self._refused.update(refused or {})
+            self._count_refused(rejected, refused or {})
             for (service, attribute), n in drops.items():
                 if service not in self._drop_services:
                     if len(self._drop_services) >= MAX_TRACKED_SERVICES:
@@ -178,6 +176,15 @@ class Metrics:
                     else:
                         self._drop_services.add(service)
                 self._drops[(service, attribute)] += n
+
+    def add_refused(self, rejected: int, refused: Mapping[str, int]) -> None:
+        """Spans refused by exports answered before their commit (the ingest log's)."""
+        with self._lock:
+            self._count_refused(rejected, refused)
+
+    def _count_refused(self, rejected: int, refused: Mapping[str, int]) -> None:
+        self._counters["spans_rejected"] += rejected
+        self._refused.update(refused)
 
     def value(self, name: str) -> int:
         with self._lock:

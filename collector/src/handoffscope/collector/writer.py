@@ -364,13 +364,9 @@ class Writer:
                 _settle(job.future, exc)
             return
         # Counted once answered: the loader counts what it stores, not what it answers.
-        self.metrics.add_committed(
-            stored=0,
-            duplicates=0,
-            rejected=sum(job.batch.rejected for job in jobs),
-            drops={},
-            refused=sum((job.batch.refused for job in jobs), Counter()),
-            commits=0,
+        self.metrics.add_refused(
+            sum(job.batch.rejected for job in jobs),
+            sum((job.batch.refused for job in jobs), Counter()),
         )
         logged = [_Job(job.table, job.batch, None) for job in jobs]
         for job in jobs:
