@@ -14,6 +14,7 @@ on PostgreSQL the judge is `LeasedJudge` over the shared work list, so they are
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import httpx
@@ -138,6 +139,52 @@ def test_steps_are_sized_by_the_measured_rate(tmp_path: Path, monkeypatch) -> No
         assert judge.step_budget() == judge_mod.STEP_SPANS
     finally:
         _close(parts)
+
+
+@pytest.mark.duckdb_only("the DuckDB file's Judge and its mark; PostgreSQL judges by lease")
+def test_while_spans_flow_small_commits_gather_into_one_step(tmp_path: Path, monkeypatch) -> None:
+    """Each step's statements cost about the same for a few spans as for thousands, so
+    while spans are committed fast the judge lets small commits gather (GATHER_S) until
+    a step is worth its cost (MIN_STEP_SPANS); a stop judges what gathered."""
+    from handoffscope.collector.engine import judge as judge_mod
+
+    # Every rate counts as fast, 6 spans (three 2-span exports) make a step worth it, and
+    # the wait is long enough that only the third commit can end it.
+    monkeypatch.setattr(judge_mod, "GATHER_MIN_SPANS_PER_S", 1)
+    monkeypatch.setattr(judge_mod, "MIN_STEP_SPANS", 6)
+    monkeypatch.setattr(judge_mod, "GATHER_S", 60.0)
+    parts = _open(tmp_path / "j.duckdb")
+    judge = parts.judge
+    marks: list[int] = []
+    step = judge._step
+
+    def recorded() -> None:
+        step()
+        marks.append(judge.mark)
+
+    monkeypatch.setattr(judge, "_step", recorded)
+    judge.start()
+    try:
+        for k in range(2):
+            assert _post(parts.app, _body(f"run-{k}")).status_code == 200
+        time.sleep(0.5)  # the judge has woken for both commits by now, and waits
+        assert marks == [] and judge.pending_commits == 2
+        assert _post(parts.app, _body("run-2")).status_code == 200
+        deadline = time.monotonic() + 30
+        while not marks and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marks == [3]  # one step for the three commits
+        assert _count(parts.store, "SELECT count(*) FROM handoffs") == 3
+        assert _post(parts.app, _body("run-3")).status_code == 200
+    finally:
+        _close(parts)
+    # Closing stopped the gathering and judged the fourth commit.
+    assert marks[-1] == 4
+    store = DuckDBStore(tmp_path / "j.duckdb")
+    try:
+        assert _count(store, "SELECT count(*) FROM handoffs") == 4
+    finally:
+        store.close()
 
 
 @pytest.mark.duckdb_only("the DuckDB file's Judge and its mark; PostgreSQL judges by lease")

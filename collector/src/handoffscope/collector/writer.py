@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from handoffscope.collector.arrivals import RecentArrivals
 from handoffscope.collector.ingest_log import MARK_KEY, IngestLog, Position
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.processor.allowlist import SpanBatch
@@ -111,8 +112,7 @@ class _Loads:
         self.closed = False
         self._items: deque[tuple[Position, list[_Job]]] = deque()
         self._cond = threading.Condition()
-        self._arrivals: deque[tuple[float, int]] = deque()
-        """(monotonic time, spans) of the last second's puts: the arrival rate."""
+        self._arrivals = RecentArrivals()
 
     def put(self, position: Position, jobs: list[_Job]) -> None:
         with self._cond:
@@ -121,14 +121,8 @@ class _Loads:
             n = sum(job.table.num_rows for job in jobs)
             self._items.append((position, jobs))
             self.spans += n
-            self._arrivals.append((time.monotonic(), n))
+            self._arrivals.add(n)
             self._cond.notify_all()
-
-    def _rate(self, now: float) -> int:
-        """Spans put over the last second."""
-        while self._arrivals and self._arrivals[0][0] < now - 1.0:
-            self._arrivals.popleft()
-        return sum(n for _, n in self._arrivals)
 
     def take(
         self, max_spans: int, timeout: float, linger: float = 0.0
@@ -142,10 +136,9 @@ class _Loads:
                 self._cond.wait(timeout)
             if not self._items:
                 return None if self.closed else []
-            now = time.monotonic()
-            if self._rate(now) < LINGER_MIN_SPANS_PER_S:
+            if self._arrivals.per_second() < LINGER_MIN_SPANS_PER_S:
                 linger = 0.0
-            due = now + linger
+            due = time.monotonic() + linger
             while self.spans < max_spans and not self.closed:
                 left = due - time.monotonic()
                 if left <= 0:

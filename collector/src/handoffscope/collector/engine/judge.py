@@ -36,6 +36,7 @@ from typing import Any
 
 import duckdb
 
+from ..arrivals import RecentArrivals
 from ..store import statements
 from ..store.duckdb_store import DuckDBStore
 from ..writer import MAX_GROUP_SPANS
@@ -60,6 +61,17 @@ bench_judge_throughput.py on a loaded machine) made nothing visible for a minute
 its rate, the backlog becomes visible oldest first, half a second at a time."""
 MIN_STEP_SPANS = 8192
 """The smallest step the rate allows (below it, the per-step statements dominate)."""
+GATHER_S = 0.5
+"""While spans are committed at GATHER_MIN_SPANS_PER_S or more, how long the judge lets
+commits gather before a step smaller than MIN_STEP_SPANS (counted from the oldest commit
+not judged yet). A step's statements cost about the same for a few hundred spans as for
+thousands (DuckDB binds and plans each one), so judging every small commit as it came
+spent most of the judge's time on them: profiled with the real SDK sender at ~5k spans/s
+(bench/bench_e2e.py), the judge's thread running the engine's statements was the
+collector's busiest, ahead of the receiver, and the sender took 1.17x its time into a
+null receiver. It adds at most this to a verdict's freshness (target p95 2 s), and
+nothing to a trickle's: below the rate every commit is judged at once."""
+GATHER_MIN_SPANS_PER_S = 1_000
 MAX_COMMITS_PER_STEP = 65_536
 """Most commits one step takes (and sizes remembered): bounds the step's bookkeeping."""
 RETRY_S = 1.0
@@ -142,6 +154,8 @@ class Judge(JudgeBase):
         self._sized_after = -1
         """The mark the sizes of unreported commits were last read from the store at."""
         self._wake = threading.Condition()
+        self._arrivals = RecentArrivals()
+        """Spans committed over the last second: whether to let commits gather."""
         self._stopping = False
         self._size_backlog()
 
@@ -159,6 +173,7 @@ class Judge(JudgeBase):
                     self._commit_times.popitem(last=False)
                 if spans is not None and len(self._commit_spans) < MAX_COMMITS_PER_STEP:
                     self._commit_spans[seq] = spans
+                self._arrivals.add(MAX_GROUP_SPANS if spans is None else spans)
             self._wake.notify()
 
     @property
@@ -221,6 +236,7 @@ class Judge(JudgeBase):
                     self._wake.wait(timeout=1.0)
                     if self.mark >= self.committed:
                         break  # idle wake-up: retention may be due
+                self._gather()
                 stopping = self._stopping and self.mark >= self.committed
             if stopping:
                 return
@@ -240,6 +256,24 @@ class Judge(JudgeBase):
                         "judge stopping with commits %d..%d unjudged", self.mark + 1, self.committed
                     )
                     return
+
+    def _gather(self) -> None:
+        """Wait (holding `_wake`) while spans are committed fast and the next step would be
+        small, up to GATHER_S from the oldest unjudged commit (see GATHER_S)."""
+        if self._arrivals.per_second() < GATHER_MIN_SPANS_PER_S:
+            return
+        while not self._stopping:
+            pending = self.committed - self.mark
+            sizes = [n for s, n in self._commit_spans.items() if s > self.mark]
+            if pending <= 0 or len(sizes) < pending or sum(sizes) >= MIN_STEP_SPANS:
+                return  # nothing to wait for, a backlog of unknown size, or enough
+            oldest = next((t for s, t in self._commit_times.items() if s > self.mark), None)
+            if oldest is None:
+                return
+            left = oldest / 1e9 + GATHER_S - time.time()
+            if left <= 0:
+                return
+            self._wake.wait(left)
 
     def _size_backlog(self) -> None:
         """Read the sizes of the unjudged commits the writer did not report (a backlog left
