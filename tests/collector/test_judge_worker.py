@@ -128,6 +128,33 @@ def test_a_killed_worker_is_replaced_and_nothing_is_lost_or_counted_twice(collec
     assert counts == {name: len(runs) for name in counts}, counts
 
 
+def _nice(tid: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, tid)
+
+
+@pytest.mark.parametrize("increment", [None, 0, 7])
+def test_the_judge_runs_at_a_lower_cpu_priority(collector_factory, increment):
+    """`--judge-nice` (default 10): the judge's thread and every thread of its worker run
+    that much below the collector's priority; the receiver and the query API do not."""
+    args = ["--log-level", "warning"]
+    if increment is not None:
+        args += ["--judge-nice", str(increment)]
+    collector = collector_factory(args=args)
+    base = _nice(collector.proc.pid)
+    lowered = min(19, base + (10 if increment is None else increment))
+    worker = _worker(collector)
+    assert worker is not None
+    # The judge thread lowers itself as it starts; a judged export shows it has started.
+    assert collector.post_traces(_body(["nice-1"])).status_code == 200
+    collector.judged()
+    assert collector.api("/api/v1/runs/nice-1")["handoff_count"] == 1
+    threads = [_nice(t.id) for t in psutil.Process(collector.proc.pid).threads()]
+    assert threads.count(lowered) == (len(threads) if lowered == base else 1), threads
+    assert threads.count(base) == (len(threads) if lowered == base else len(threads) - 1)
+    assert {_nice(t.id) for t in worker.threads()} == {lowered}
+    assert collector.stop() == 0
+
+
 def test_stopping_the_collector_stops_its_worker(collector_factory):
     collector = collector_factory(args=["--log-level", "warning"])
     worker = _worker(collector)

@@ -82,6 +82,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "max_handoffs_per_run": ("500", "20000"),
         "judge": ("off", "On"),
         "judge_workers": ("2", "3"),
+        "judge_nice": ("5", "0"),
         "retention_days": ("2", "0"),
         "max_body_bytes": ("1000", "2000"),
         "queue_batches": ("3", "4"),
@@ -181,6 +182,9 @@ def test_bad_values_are_refused_with_the_reason(capsys) -> None:
     with pytest.raises(SystemExit):
         parse_args([], environ={"HANDOFFSCOPE_QUEUE_BATCHES": "0"})
     assert "HANDOFFSCOPE_QUEUE_BATCHES" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args(["--judge-nice", "20"], environ={})
+    assert "--judge-nice: must be a nice increment 0-19" in capsys.readouterr().err
 
 
 def test_collector_help_lists_every_flag_and_variable() -> None:

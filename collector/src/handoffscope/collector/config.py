@@ -60,6 +60,13 @@ def _ingest_log_mode(text: str) -> str:
     return value
 
 
+def _nice_increment(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 19:
+        raise ValueError(f"must be a nice increment 0-19, got {value}")
+    return value
+
+
 def _store_target(text: str) -> str:
     value = text.strip()
     if value.startswith(("postgresql:", "postgres:")) and not value.startswith(
@@ -208,6 +215,12 @@ class CollectorConfig(_Served):
         1,
         "Worker processes of the judge with `--judge on`: each holds and judges its share of the runs (by run id), side by side, and their rows commit in the judge's one transaction. One worker judges on one core (about 40k spans/s of 4-span runs here); give more where the collector ingests more than that and has the cores. On two cores, 2 caught up 1.3x faster than 1 (bench/bench_judge_throughput.py). Each worker adds about 90 MB and splits the in-memory bound.",
         type=positive_int,
+        metavar="N",
+    )
+    judge_nice: int = option(
+        10,
+        "How far the judge yields the CPU to answering exports and queries: a Unix nice increment (0-19) for the judge's thread (on Linux) and its worker processes. When every core is busy the judge runs on what ingest and the query API leave and its verdicts fall behind (the lag is reported: /healthz, /metrics, the dashboard) instead of the answers slowing; with a core to spare it runs at full speed. 0: the collector's own priority. On two cores the receiver took 23.0k spans/s with the judge on at 10 against 19.8k at 0 (docs/storage.md).",
+        type=_nice_increment,
         metavar="N",
     )
     retention_days: float = option(

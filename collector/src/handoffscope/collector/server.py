@@ -132,8 +132,10 @@ IN_WORKERS = (ProcessEngine, ShardedEngine)
 def engine_in_workers(config: CollectorConfig) -> ProcessEngine | ShardedEngine:
     """The engine of `--judge on`: in one worker process, or `--judge-workers` of them."""
     if config.judge_workers > 1:
-        return ShardedEngine(config.judge_workers, **engine_settings(config))
-    return ProcessEngine(**engine_settings(config))
+        return ShardedEngine(
+            config.judge_workers, nice=config.judge_nice, **engine_settings(config)
+        )
+    return ProcessEngine(nice=config.judge_nice, **engine_settings(config))
 
 
 def open_store(config: CollectorConfig) -> Store:
@@ -161,13 +163,15 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
     metrics = Metrics(max_services=config.metrics_max_services)
     judge: Judge | LeasedJudge
     if isinstance(store, DuckDBStore):
-        judge = Judge(store, engine, retention_days=config.retention_days)
+        judge = Judge(store, engine, retention_days=config.retention_days, nice=config.judge_nice)
     else:
         assert isinstance(store, PostgresStore)
         # Each lease loads its engine afresh: the worker's (`--judge on`), reloaded, or a
         # new one in this process (`--judge thread`).
         make = (lambda: engine) if isinstance(engine, IN_WORKERS) else lambda: engine_for(config)
-        judge = LeasedJudge(store, make, retention_days=config.retention_days)
+        judge = LeasedJudge(
+            store, make, retention_days=config.retention_days, nice=config.judge_nice
+        )
     metrics.engine_stats = lambda: dict(getattr(judge.engine, "stats", {}))
     if isinstance(engine, IN_WORKERS):
         metrics.judge_worker = lambda: (engine.worker_starts, engine.worker_pids)

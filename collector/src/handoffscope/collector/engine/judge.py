@@ -36,6 +36,7 @@ from typing import Any
 
 import duckdb
 
+from .. import priority
 from ..arrivals import RecentArrivals
 from ..store import statements
 from ..store.duckdb_store import DuckDBStore
@@ -82,15 +83,21 @@ _NS_PER_DAY = 86_400 * 10**9
 class JudgeBase(abc.ABC):
     """What both judges share: their thread, failure state, step sizing and retention."""
 
-    def __init__(self, store: Any, engine: Any, retention_days: float) -> None:
+    def __init__(self, store: Any, engine: Any, retention_days: float, nice: int = 0) -> None:
         self.store = store
         self.engine = engine
         self.retention_days = retention_days
+        self.nice = nice
+        """How much lower the judge thread's CPU priority is (`--judge-nice`, priority.py)."""
         self._failures = 0
         self._next_retention = 0.0
         self.rate: float | None = None
         """Spans judged per second of a step (wall clock), smoothed; None: not measured yet."""
-        self._thread = threading.Thread(target=self._run, name="handoffscope-judge", daemon=True)
+        self._thread = threading.Thread(target=self._main, name="handoffscope-judge", daemon=True)
+
+    def _main(self) -> None:
+        priority.lower_this_thread(self.nice)
+        self._run()
 
     @abc.abstractmethod
     def _run(self) -> None:
@@ -137,8 +144,10 @@ class JudgeBase(abc.ABC):
 class Judge(JudgeBase):
     """The judge of one DuckDB file, from its durable mark (the module's docstring)."""
 
-    def __init__(self, store: DuckDBStore, engine, *, retention_days: float = 0.0) -> None:
-        super().__init__(store, engine, retention_days)
+    def __init__(
+        self, store: DuckDBStore, engine, *, retention_days: float = 0.0, nice: int = 0
+    ) -> None:
+        super().__init__(store, engine, retention_days, nice)
         # Its own connection, made here in the opening thread (DuckDB connections are
         # cheap; one per thread keeps the writer's transaction apart from ours).
         self.con: duckdb.DuckDBPyConnection = store.session()

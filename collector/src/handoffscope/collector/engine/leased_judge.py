@@ -58,9 +58,10 @@ class LeasedJudge(JudgeBase):
         make_engine: Callable[[], Any],
         *,
         retention_days: float = 0.0,
+        nice: int = 0,
     ) -> None:
         # `engine` is the current lease's (None while another collector holds it).
-        super().__init__(store, None, retention_days)
+        super().__init__(store, None, retention_days, nice)
         self.make_engine = make_engine
         self.con = store.session()
         self.holding = False

@@ -40,12 +40,14 @@ _OUTCOME_RESULT = column_name(sc.OUTCOME_RESULT)
 class ShardedEngine:
     """N `ProcessEngine`s, each judging its shard of the runs; called like one."""
 
-    def __init__(self, workers: int, **settings: Any) -> None:
+    def __init__(self, workers: int, *, nice: int = 0, **settings: Any) -> None:
         if workers < 2:
             raise ValueError("a sharded engine has at least two workers")
         hot = settings.pop("max_hot_handoffs", MAX_HOT_HANDOFFS)
         self.shards = [
-            ProcessEngine(**settings, shard=(i, workers), max_hot_handoffs=max(1, hot // workers))
+            ProcessEngine(
+                **settings, nice=nice, shard=(i, workers), max_hot_handoffs=max(1, hot // workers)
+            )
             for i in range(workers)
         ]
 

@@ -40,6 +40,7 @@ from collections import Counter
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from .. import priority
 from ..store import statements
 from .evidence import SpanColumns
 
@@ -109,9 +110,12 @@ def _serve(pipe: Any) -> None:
 def _serve_calls(pipe: Any) -> None:
     import traceback
 
-    settings, log_level = pickle.loads(pipe.recv_bytes())
+    settings, log_level, nice = pickle.loads(pipe.recv_bytes())
 
     from ..cli import without_pandas
+    from ..priority import lower_this_process
+
+    lower_this_process(nice)  # first, so every thread started below inherits it
 
     without_pandas()  # as in the collector's process (cli.py says why)
     logging.basicConfig(
@@ -175,10 +179,13 @@ class ProcessEngine:
     Calls are made by one thread at a time (the judge's); `stats` and `hot_size` are the
     worker's as of its last answer, for /metrics."""
 
-    def __init__(self, **settings: Any) -> None:
+    def __init__(self, *, nice: int = 0, **settings: Any) -> None:
+        """`settings`: the worker's HealthEngine's; `nice`: how much lower the worker's CPU
+        priority is than the collector's (`--judge-nice`, priority.py)."""
         from . import HealthEngine
 
         self.settings = settings
+        self.nice = nice
         # Every counter from the start, at 0, as a HealthEngine's: /metrics serves them
         # before the worker's first answer.
         self.stats: Counter[str] = Counter(dict.fromkeys(HealthEngine.STATS, 0))
@@ -292,7 +299,8 @@ class ProcessEngine:
         pipe = Connection(ours.detach())
         try:
             level = logging.getLogger().getEffectiveLevel()
-            pipe.send_bytes(pickle.dumps((self.settings, level), protocol=5))
+            nice = priority.lowered(self.nice)
+            pipe.send_bytes(pickle.dumps((self.settings, level, nice), protocol=5))
         except OSError:
             pass  # it died already: the handshake says so
         self._proc, self._pipe = proc, pipe
