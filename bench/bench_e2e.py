@@ -6,7 +6,9 @@
    an answer means "durable": fsynced to its ingest log (the default), or committed to
    DuckDB (`--ingest-log off`, also measured, and `--judge thread`); against the
    baseline, a null receiver on the same HTTP stack (bench_receiver.py's), it means
-   "read". Same sender, same run; the ratio is what the collector costs the pipeline.
+   "read". Also measured: the judge at the collector's CPU priority (`--judge-nice 0`;
+   the default runs it 10 lower). Same sender, same run; the ratio is what the collector
+   costs the pipeline.
    Target: ≤ 1.10.
 2. Freshness: a sender ends one span every 100 ms, each with a new run id; a poller asks
    the query API for that run until it appears. Latency = visible − span end, which
@@ -132,11 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         thr, thr_url = start_collector(f"{tmp}/e2e-thread.duckdb", "--judge", "thread")
         # The former default too: answered after each DuckDB commit, no ingest log.
         cmt, cmt_url = start_collector(f"{tmp}/e2e-commit.duckdb", "--ingest-log", "off")
+        # The former default too: the judge at the collector's CPU priority.
+        lvl, lvl_url = start_collector(f"{tmp}/e2e-level.duckdb", "--judge-nice", "0")
         null, null_url = start([sys.executable, str(HERE / "bench_receiver.py"), "--null-server"])
         try:
-            for url in (null_url, col_url, thr_url, cmt_url):
+            for url in (null_url, col_url, thr_url, cmt_url, lvl_url):
                 run_sender(url, 4000)  # warm up
-            to_null, to_col, to_thr, to_cmt, drops = [], [], [], [], 0
+            to_null, to_col, to_thr, to_cmt, to_lvl, drops = [], [], [], [], [], 0
             for _ in range(args.rounds):  # alternate: drift on a shared machine hits all
                 secs, d = run_sender(null_url, args.spans)
                 to_null.append(secs)
@@ -146,10 +150,12 @@ def main(argv: list[str] | None = None) -> int:
                 to_thr.append(secs)
                 secs, d4 = run_sender(cmt_url, args.spans)
                 to_cmt.append(secs)
-                drops += d + d2 + d3 + d4
+                secs, d5 = run_sender(lvl_url, args.spans)
+                to_lvl.append(secs)
+                drops += d + d2 + d3 + d4 + d5
             fresh = freshness(col_url, args.samples)
         finally:
-            for proc in (col, thr, cmt, null):
+            for proc in (col, thr, cmt, lvl, null):
                 proc.terminate()
                 proc.wait(60)
 
@@ -166,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"same, --ingest-log off            : {args.spans / k:9,.0f} spans/s  ({k:.2f} s,"
         f" {k / n:.2f}x the null receiver)"
+    )
+    v = statistics.median(to_lvl)
+    print(
+        f"same, --judge-nice 0              : {args.spans / v:9,.0f} spans/s  ({v:.2f} s,"
+        f" {v / n:.2f}x the null receiver)"
     )
     ratio = c / n
     print(

@@ -12,7 +12,9 @@ Starlette, same event loop and parser) that parses each body with opentelemetry-
 and answers 200 — no allowlist, no health engine, no storage. Measured against it: the
 collector as it runs by default (exports answered once fsynced to the ingest log and
 loaded into DuckDB behind the answer; the judge deriving verdicts behind that, its engine
-in a worker process), the same with `--ingest-log off` (answered after each DuckDB group
+in a worker process, at a CPU priority 10 below the collector's), the same with
+`--judge-nice 0` (the judge at the collector's priority, the former default), the same
+with `--ingest-log off` (answered after each DuckDB group
 commit, the former default; with and without the judge), the same with `--judge thread` (the engine in the
 collector's own process, the former default), with `--judge-workers 2` (the engine in two
 worker processes, each judging its shard of the runs), and with `--judge off` (ingest alone: decode,
@@ -310,6 +312,9 @@ def main() -> None:
             null.wait(30)
 
         measured = measure_collector(os.path.join(tmp, "bench.duckdb"), payload, args)
+        level = measure_collector(
+            os.path.join(tmp, "level.duckdb"), payload, args, "--judge-nice", "0"
+        )
         thread = measure_collector(
             os.path.join(tmp, "thread.duckdb"), payload, args, "--judge", "thread"
         )
@@ -334,6 +339,7 @@ def main() -> None:
 
     null_rate = baseline["acked_spans"] / args.seconds
     rate = measured["acked_spans"] / args.seconds
+    level_rate = level["acked_spans"] / args.seconds
     ingest_rate = ingest["acked_spans"] / args.seconds
     thread_rate = thread["acked_spans"] / args.seconds
     workers_rate = workers["acked_spans"] / args.seconds
@@ -344,6 +350,11 @@ def main() -> None:
     print(
         f"  handoffscope collector (ack after fsync, ingest log):  {rate:>9,.0f} spans/s"
         f"   = {rate / null_rate:.2f}x the null receiver"
+    )
+    print(
+        f"  same, --judge-nice 0 (the judge at the collector's CPU priority):{level_rate:>6,.0f}"
+        f" spans/s = {level_rate / null_rate:.2f}x the null receiver; the judge 10 lower"
+        f" (the default) {rate / level_rate:.2f}x it"
     )
     print(
         f"  same, --judge thread (engine in the collector process):{thread_rate:>9,.0f} spans/s"
