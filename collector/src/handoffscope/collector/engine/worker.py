@@ -113,9 +113,8 @@ def _serve_calls(pipe: Any) -> None:
     settings, log_level, nice = pickle.loads(pipe.recv_bytes())
 
     from ..cli import without_pandas
-    from ..priority import lower_this_process
 
-    lower_this_process(nice)  # first, so every thread started below inherits it
+    priority.lower_this_process(nice)  # first, so every thread started below inherits it
 
     without_pandas()  # as in the collector's process (cli.py says why)
     logging.basicConfig(
