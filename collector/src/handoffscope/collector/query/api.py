@@ -723,7 +723,6 @@ class QueryAPI:
         service, window, grace = p.service, p.window, self.grace
         since = now - window * NS
         runs = []
-        total = 0
         for r in _rows(
             cur,
             "live_runs",
@@ -735,7 +734,6 @@ class QueryAPI:
                 "limit": LIVE_RUNS_LIMIT,
             },
         ):
-            total = r["total"]
             runs.append(
                 m.InFlightRun(
                     run_id=r["run_id"],
@@ -792,7 +790,7 @@ class QueryAPI:
             now=iso(now) or "",
             window=window,
             board=board,
-            runs_in_flight_total=total if runs else rc["in_flight"],
+            runs_in_flight_total=rc["in_flight"],
             runs_in_flight=runs,
             wait_counts=waits,
             verdict_counts=dict(sorted(counts.items(), key=lambda kv: sc.RANK[kv[0]])),

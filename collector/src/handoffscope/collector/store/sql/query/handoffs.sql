@@ -4,18 +4,27 @@
 -- $unhealthy keeps only handoffs unhealthy at $now: unhealthy_from_ns (stored by the
 -- engine: when the timeline first holds a failure verdict) makes that one integer
 -- compare, cheap enough to run over a 30-day window.
-WITH h AS (
-    SELECT
-        * EXCLUDE (verdict),
-        hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict_now
+-- The page is found over the filter and sort columns alone, then its rows' other
+-- columns are read by rowid (stable within this statement's snapshot): reading all 48
+-- columns of every match before the top N cost 45-50 ms against 25-30 (16k matches of
+-- a day at ten million handoffs), and 1.4 s against 0.2 for a rare verdict over 30 days.
+WITH page AS (
+    SELECT rowid AS row_id, first_seen_ns, run_id, handoff_id
     FROM handoffs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
       AND ($service::VARCHAR IS NULL OR service = $service)
+      AND (
+          $verdict::VARCHAR IS NULL
+          OR hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) = $verdict
+      )
+      AND (NOT $unhealthy OR unhealthy_from_ns <= $now)
+    ORDER BY first_seen_ns DESC, run_id, handoff_id
+    LIMIT $limit
 )
-SELECT *
-FROM h
-WHERE ($verdict::VARCHAR IS NULL OR verdict_now = $verdict)
-  AND (NOT $unhealthy OR unhealthy_from_ns <= $now)
-ORDER BY first_seen_ns DESC, run_id, handoff_id
-LIMIT $limit;
+SELECT
+    h.* EXCLUDE (verdict),
+    hs_verdict_at(h.verdict, h.flip1_ns, h.flip1_verdict, h.flip2_ns, h.flip2_verdict, $now) AS verdict_now
+FROM page
+JOIN handoffs AS h ON h.rowid = page.row_id
+ORDER BY page.first_seen_ns DESC, page.run_id, page.handoff_id;

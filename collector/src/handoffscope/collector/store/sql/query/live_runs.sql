@@ -1,7 +1,9 @@
 -- Live board: runs still in flight (no terminal run.status yet), however old their last
--- evidence (health_runs.sql counts the same rows), worst first: stuck runs (silent past
--- $stuck_before, not held by a wait) longest-silent first, then looping runs, then the
--- rest by silence. `total` is how many there are beyond $limit.
+-- evidence, worst first: stuck runs (silent past $stuck_before, not held by a wait)
+-- longest-silent first, then looping runs, then the rest by silence. How many there are
+-- in all is health_runs.sql's `in_flight` (the same rows, counted): a `count(*) OVER ()`
+-- here materialized every in-flight run before the top N (90 of 167 ms with 300k runs
+-- in flight at ten million handoffs).
 WITH r AS (
     SELECT
         run_id, service, current_agent, last_handoff_ns, last_seen_ns, loop, pending_approvals,
@@ -13,8 +15,7 @@ WITH r AS (
 )
 SELECT
     *,
-    last_activity_ns < $stuck_before AND pending_approvals = 0 AS stuck,
-    count(*) OVER () AS total
+    last_activity_ns < $stuck_before AND pending_approvals = 0 AS stuck
 FROM r
 ORDER BY stuck DESC, loop DESC, last_activity_ns, run_id
 LIMIT $limit;
