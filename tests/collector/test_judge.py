@@ -24,6 +24,7 @@ from ingest_support import handoff_body, read_db
 from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.server import assemble
+from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import DuckDBStore
 
 PB = "application/x-protobuf"
@@ -184,6 +185,66 @@ def test_while_spans_flow_small_commits_gather_into_one_step(tmp_path: Path, mon
     try:
         assert _count(store, "SELECT count(*) FROM handoffs") == 4
     finally:
+        store.close()
+
+
+@pytest.mark.duckdb_only("it makes its own PostgreSQL database (postgres_dsn) whatever --store is")
+def test_on_postgresql_the_lease_holder_lets_small_commits_gather_too(
+    postgres_dsn: str, monkeypatch
+) -> None:
+    """The same gathering by the judge of a shared store (LeasedJudge), over the shared
+    work list: the list's spans (judge_backlog.sql) decide whether a step is worth it."""
+    from handoffscope.collector.engine import judge as judge_mod
+    from handoffscope.collector.store.postgres_store import PostgresStore
+
+    monkeypatch.setattr(judge_mod, "GATHER_MIN_SPANS_PER_S", 1)
+    monkeypatch.setattr(judge_mod, "MIN_STEP_SPANS", 6)
+    monkeypatch.setattr(judge_mod, "GATHER_S", 60.0)
+    settings = CollectorConfig(store=postgres_dsn, retention_days=0, judge="thread")
+    store = PostgresStore(settings.store_target)
+    engine = HealthEngine()
+    engine.install(store.con)
+    parts = assemble(settings, store, engine)
+    judge = parts.judge
+    judged: list[int] = []  # spans of each step
+    step = judge._step
+
+    def recorded() -> bool:
+        before = judge.engine.stats["spans_applied"] if judge.engine is not None else 0
+        busy = step()
+        if busy:
+            judged.append(judge.engine.stats["spans_applied"] - before)
+        return busy
+
+    monkeypatch.setattr(judge, "_step", recorded)
+    parts.writer.start()
+    judge.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not judge.holding and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert judge.holding
+        for k in range(2):
+            assert _post(parts.app, _body(f"run-{k}")).status_code == 200
+        time.sleep(1.0)  # two polls: the holder has seen both commits by now, and waits
+        assert judged == [] and judge.pending_commits == 2
+        assert _post(parts.app, _body("run-2")).status_code == 200
+        while not judged and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert judged == [6]  # one step for the three 2-span commits
+        assert judge.pending_commits == 0
+        assert _post(parts.app, _body("run-3")).status_code == 200
+    finally:
+        parts.writer.close()
+        judge.close()
+    # Closing stopped the gathering and judged the fourth commit.
+    assert judged == [6, 2]
+    cur = store.cursor()
+    try:
+        assert statements.rows(cur, "judge_backlog")[0][0] == 0
+        assert cur.execute("SELECT count(*) FROM handoffs").fetchall()[0][0] == 4
+    finally:
+        cur.close()
         store.close()
 
 

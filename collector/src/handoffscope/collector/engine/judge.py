@@ -71,7 +71,9 @@ spent most of the judge's time on them: profiled with the real SDK sender at ~5k
 (bench/bench_e2e.py), the judge's thread running the engine's statements was the
 collector's busiest, ahead of the receiver, and the sender took 1.17x its time into a
 null receiver. It adds at most this to a verdict's freshness (target p95 2 s), and
-nothing to a trickle's: below the rate every commit is judged at once."""
+nothing to a trickle's: below the rate every commit is judged at once. On PostgreSQL the
+lease holder gathers over the shared work list alike (engine/leased_judge.py), the rate
+being its own collector's commits."""
 GATHER_MIN_SPANS_PER_S = 1_000
 MAX_COMMITS_PER_STEP = 65_536
 """Most commits one step takes (and sizes remembered): bounds the step's bookkeeping."""
@@ -93,6 +95,11 @@ class JudgeBase(abc.ABC):
         self._next_retention = 0.0
         self.rate: float | None = None
         """Spans judged per second of a step (wall clock), smoothed; None: not measured yet."""
+        self._wake = threading.Condition()
+        self._stopping = False
+        self._arrivals = RecentArrivals()
+        """Spans this collector committed over the last second: whether to let commits
+        gather (`_gather`)."""
         self._thread = threading.Thread(target=self._main, name="handoffscope-judge", daemon=True)
 
     def _main(self) -> None:
@@ -117,6 +124,30 @@ class JudgeBase(abc.ABC):
         if self.rate is None:
             return STEP_SPANS
         return int(min(STEP_SPANS, max(MIN_STEP_SPANS, self.rate * STEP_TARGET_S)))
+
+    def _gather(self) -> None:
+        """Wait (holding `_wake`) while spans are committed fast and the next step would be
+        small, up to GATHER_S from the oldest unjudged commit (see GATHER_S)."""
+        if self._arrivals.per_second() < GATHER_MIN_SPANS_PER_S:
+            return
+        while not self._stopping:
+            waiting = self._waiting()
+            if waiting is None:
+                return  # nothing to wait for, or a backlog of unknown size
+            spans, oldest_ns = waiting
+            if spans >= MIN_STEP_SPANS:
+                return
+            # At most GATHER_S whatever the clocks say (on PostgreSQL the oldest commit's
+            # time is the committing collector's clock).
+            left = min(GATHER_S, oldest_ns / 1e9 + GATHER_S - time.time())
+            if left <= 0:
+                return
+            self._wake.wait(left)
+
+    @abc.abstractmethod
+    def _waiting(self) -> tuple[int, int] | None:
+        """(spans, commit time of the oldest) of the commits not judged yet; None when
+        there are none or their size is not known. Called holding `_wake`."""
 
     def _measured(self, spans: int, elapsed: float) -> None:
         if spans >= 1024 and elapsed > 0:  # small steps say little about the rate
@@ -162,10 +193,6 @@ class Judge(JudgeBase):
         backlog from before this start, as the store counts them)."""
         self._sized_after = -1
         """The mark the sizes of unreported commits were last read from the store at."""
-        self._wake = threading.Condition()
-        self._arrivals = RecentArrivals()
-        """Spans committed over the last second: whether to let commits gather."""
-        self._stopping = False
         self._size_backlog()
 
     # -- called by the writer and the health endpoints (any thread) -----------------------
@@ -266,23 +293,13 @@ class Judge(JudgeBase):
                     )
                     return
 
-    def _gather(self) -> None:
-        """Wait (holding `_wake`) while spans are committed fast and the next step would be
-        small, up to GATHER_S from the oldest unjudged commit (see GATHER_S)."""
-        if self._arrivals.per_second() < GATHER_MIN_SPANS_PER_S:
-            return
-        while not self._stopping:
-            pending = self.committed - self.mark
-            sizes = [n for s, n in self._commit_spans.items() if s > self.mark]
-            if pending <= 0 or len(sizes) < pending or sum(sizes) >= MIN_STEP_SPANS:
-                return  # nothing to wait for, a backlog of unknown size, or enough
-            oldest = next((t for s, t in self._commit_times.items() if s > self.mark), None)
-            if oldest is None:
-                return
-            left = oldest / 1e9 + GATHER_S - time.time()
-            if left <= 0:
-                return
-            self._wake.wait(left)
+    def _waiting(self) -> tuple[int, int] | None:
+        pending = self.committed - self.mark
+        sizes = [n for s, n in self._commit_spans.items() if s > self.mark]
+        if pending <= 0 or len(sizes) < pending:
+            return None
+        oldest = next((t for s, t in self._commit_times.items() if s > self.mark), None)
+        return None if oldest is None else (sum(sizes), oldest)
 
     def _size_backlog(self) -> None:
         """Read the sizes of the unjudged commits the writer did not report (a backlog left

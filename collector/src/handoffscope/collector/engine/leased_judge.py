@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ..store import statements
 from ..store.postgres_store import PostgresStore
+from ..writer import MAX_GROUP_SPANS
 from .judge import RETRY_S, JudgeBase
 
 log = logging.getLogger(__name__)
@@ -68,10 +68,9 @@ class LeasedJudge(JudgeBase):
         """Whether this collector holds the judge lease."""
         self.leases_taken = 0
         self.steps = 0
-        self._backlog: tuple[int, int | None] = (0, None)
-        """The shared list as last read: (commits, commit time of the oldest)."""
-        self._wake = threading.Condition()
-        self._stopping = False
+        self._backlog: tuple[int, int | None, int] = (0, None, 0)
+        """The shared list as last read (and this collector's commits since): commits,
+        commit time of the oldest, spans."""
         self._judging = True
         # The shared list as it is now, before the thread first looks: /healthz and
         # /metrics must not say "nothing pending" for the first poll after a start.
@@ -88,9 +87,15 @@ class LeasedJudge(JudgeBase):
         self, seq: int, at_ns: int | None = None, spans: int | None = None
     ) -> None:
         """The writer committed a group here: look at the list now rather than at the poll."""
+        n = MAX_GROUP_SPANS if spans is None else spans
         with self._wake:
-            count, oldest = self._backlog
-            self._backlog = (count + 1, oldest if oldest is not None else at_ns or time.time_ns())
+            count, oldest, pending = self._backlog
+            self._backlog = (
+                count + 1,
+                oldest if oldest is not None else at_ns or time.time_ns(),
+                pending + n,
+            )
+            self._arrivals.add(n)
             self._wake.notify()
 
     @property
@@ -99,7 +104,7 @@ class LeasedJudge(JudgeBase):
 
     def lag_seconds(self, now_ns: int | None = None) -> float:
         """How long the oldest commit on the shared list has waited (0 when it is empty)."""
-        count, oldest = self._backlog
+        count, oldest, _ = self._backlog
         if not count or oldest is None:
             return 0.0
         return max(0.0, ((now_ns or time.time_ns()) - oldest) / 1e9)
@@ -146,6 +151,8 @@ class LeasedJudge(JudgeBase):
             try:
                 if self._judging and (self.holding or (not self._stopping and self._take_lease())):
                     self._retention_if_due()
+                    with self._wake:
+                        self._gather()
                     busy = self._step()
                 else:
                     self._read_backlog()
@@ -232,7 +239,7 @@ class LeasedJudge(JudgeBase):
                 if n:
                     self.engine.apply(con, spans)
                 statements.run(con, "done_judge_work", {"seqs": seqs})
-            count, oldest = statements.rows(con, "judge_backlog")[0]
+            count, oldest, pending = statements.rows(con, "judge_backlog")[0]
             con.commit()
         except BaseException:
             con.rollback()
@@ -241,16 +248,23 @@ class LeasedJudge(JudgeBase):
             raise
         self._measured(n, time.perf_counter() - t0)
         with self._wake:
-            self._backlog = (int(count), None if oldest is None else int(oldest))
+            self._backlog = (int(count), None if oldest is None else int(oldest), int(pending))
         if seqs:
             self.steps += 1
         return bool(seqs)
 
     def _read_backlog(self) -> None:
-        count, oldest = statements.rows(self.con, "judge_backlog")[0]
+        count, oldest, pending = statements.rows(self.con, "judge_backlog")[0]
         self.con.commit()
         with self._wake:
-            self._backlog = (int(count), None if oldest is None else int(oldest))
+            self._backlog = (int(count), None if oldest is None else int(oldest), int(pending))
+
+    def _waiting(self) -> tuple[int, int] | None:
+        # The shared list as last read, plus this collector's commits since: what other
+        # collectors committed meanwhile is not counted, so the wait may run its full
+        # GATHER_S, and the step then takes everything listed.
+        count, oldest, pending = self._backlog
+        return None if not count or oldest is None else (pending, oldest)
 
     def _retention_if_due(self) -> None:
         cutoff_ns = self._retention_due()
