@@ -20,7 +20,12 @@ from support.polling import eventually
 
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import SPAN_SCHEMA, build_spans_table, read_steps
-from handoffscope.collector.store.postgres_store import NS_PER_DAY, PG_DDL_DIR, PostgresStore
+from handoffscope.collector.store.postgres_store import (
+    APPLICATION_NAME,
+    NS_PER_DAY,
+    PG_DDL_DIR,
+    PostgresStore,
+)
 
 psycopg = pytest.importorskip("psycopg")
 LATEST = len(read_steps(PG_DDL_DIR))
@@ -218,6 +223,31 @@ def test_statements_pass_a_literal_percent_through(dsn: str) -> None:
     assert statements.rows(con, "get_meta", {"key": "k"}) == [("100% sure",)]
     con.close()
     store.close()
+
+
+def test_a_read_only_store_keeps_no_writer_connection(dsn: str) -> None:
+    """`handoffscope api` opens the store read-only: it checks the schema on a connection
+    of its own and closes it; only readers (pooled, taken when asked for) stay."""
+    PostgresStore(dsn).close()  # the schema, as a collector makes it
+
+    def ours() -> int:
+        with psycopg.connect(dsn, autocommit=True) as con:
+            return con.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND application_name = %s AND pid <> pg_backend_pid()",
+                (APPLICATION_NAME,),
+            ).fetchone()[0]
+
+    store = PostgresStore(dsn, read_only=True)
+    try:
+        assert ours() == 0
+        cur = store.cursor()
+        assert statements.rows(cur, "count_spans")[0][0] == 0
+        cur.close()  # back to the pool, kept open for the next reader
+        assert ours() == 1
+    finally:
+        store.close()
+    assert ours() == 0
 
 
 def test_an_unreachable_database_is_a_clear_error(dsn: str) -> None:

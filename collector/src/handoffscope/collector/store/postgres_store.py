@@ -308,6 +308,12 @@ class PostgresStore:
         except BaseException:
             self.con.close()
             raise
+        if read_only:
+            # Nothing writes through it: kept open, it was one idle backend per `handoffscope
+            # api` process for as long as the process ran (PostgreSQL's max_connections is
+            # shared by every collector and API process: docs/scale-out.md, "Connections per
+            # collector").
+            self.con.close()
         self._pool = _ReaderPool(dsn, pool_size)
         self._closed = False
 
