@@ -525,6 +525,38 @@ def test_views_over_one_history(collector_factory, otlp_sender_factory):
         assert sentinel not in collector.get(path).text
 
 
+def test_runs_newest_first_over_a_long_window(collector_factory, otlp_sender_factory):
+    """The runs page, newest first, looks for its page in the window's last hour first
+    (runs.sql `probe`): the same page and total whether that hour holds the page, holds
+    exactly it, or holds too few (then the whole window is searched), and for a window
+    that ended before the last hour."""
+    collector = collector_factory(args=GRACE)
+    sender = otlp_sender_factory(collector, service="desk")
+    now = time.time_ns()
+    minutes = {f"new-{i}": 5 + 5 * i for i in range(5)}  # 5-25 min ago: the last hour
+    minutes |= {f"old-{i}": 90 + 60 * i for i in range(5)}  # 1.5-5.5 h ago
+    for rid, m in minutes.items():
+        r = Run(sender, rid, now - m * 60 * S)
+        r.request("h", "triage", "billing")
+        r.accept("h")
+    assert sender.send().name == "SUCCESS"
+    newest = sorted(minutes, key=minutes.__getitem__)
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now / S - 6 * 3600))
+    until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now / S - 3600))
+
+    def page(limit: int, **params) -> tuple[list[str], int]:
+        body = collector.api("/api/v1/runs", since=since, limit=limit, **params)
+        return [r["run_id"] for r in body["runs"]], body["total"]
+
+    assert page(3) == (newest[:3], 10)  # the last hour holds the page
+    assert page(5) == (newest[:5], 10)  # ... exactly
+    assert page(7) == (newest[:7], 10)  # too few there: the whole window
+    assert page(100) == (newest, 10)
+    older = [rid for rid in newest if rid.startswith("old")]
+    assert page(2, until=until) == (older[:2], 5)  # a window that ended an hour ago
+    assert page(2, sort="silent")[1] == 10  # other orders do not probe
+
+
 BAD_PARAMS = [
     ("/api/v1/runs", {"limit": "0"}),
     ("/api/v1/runs", {"limit": "1001"}),

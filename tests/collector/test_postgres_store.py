@@ -323,6 +323,7 @@ SAMPLE_PARAMS: dict[str, object] = {
             "now",
             "offset",
             "oldest_day",
+            "page_since",
             "r0",
             "r1",
             "run_key",

@@ -72,6 +72,9 @@ LIVE_RUNS_LIMIT = 200
 SEARCH_SKEW_NS = 3600 * 10**9
 """A search by trace or conversation id reads spans received since an hour before the
 window: `since` is on the sender's clock, arrival on the collector's."""
+NEWEST_PROBE_S = 3600
+"""The runs page, newest first, looks for its page in the window's last hour first: on a
+busy store that hour holds it, and the rest of a 30-day window is skipped (runs.sql)."""
 RUN_PATH_LIMIT = 1000
 """Agents of a run's `path` listed in its detail (`path_summary` speaks for all of them)."""
 RUN_OUTCOMES_LIMIT = 1000
@@ -495,6 +498,8 @@ class QueryAPI:
             "started": sc.RUN_STATUS_STARTED,
             "stuck_before": now - int(self.grace * NS),
             "spans_since": _clamp(since - SEARCH_SKEW_NS),
+            # The newest runs of the window are first looked for in its last hour (runs.sql).
+            "page_since": max(since, min(until, now) - NEWEST_PROBE_S * NS),
         }
         rows = _rows(cur, "runs", params)
         ids: dict[str, dict[str, Any]] = {}

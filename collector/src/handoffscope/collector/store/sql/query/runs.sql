@@ -11,6 +11,7 @@
 --   $state  in_flight (no terminal run.status), stuck (in flight, silent since before
 --           $stuck_before and not held by a wait — health_runs.sql's rule), looping
 --           (in flight with its loop fact set).
+-- $page_since: where the newest-first page is looked for first (see `probe`).
 -- $sort: newest (first seen, newest first), severity (verdict precedence, $ranked, then
 -- stuck first, then longest silent), silent (longest silent first), last_seen.
 -- The page and its total apart, over the filters as CTEs inlined (NOT MATERIALIZED):
@@ -66,13 +67,40 @@ matching AS NOT MATERIALIZED (
        OR ($state = 'stuck' AND stuck)
        OR ($state = 'looping' AND in_flight AND loop)
 ),
-newest AS (
+probe AS (
     -- Newest first (the default order): the page is among the runs first seen at or
-    -- after the $limit-th newest first_seen_ns, found over that one column; the page's
-    -- sort then orders a few rows instead of every run of the window with all their
-    -- columns (250 ms for the 3.2M runs of 30 days at 10M handoffs).
-    SELECT CASE WHEN $sort = 'newest' THEN min(first_seen_ns) END AS lo
-    FROM (SELECT first_seen_ns FROM matching ORDER BY first_seen_ns DESC LIMIT $limit)
+    -- after the $limit-th newest first_seen_ns. Looked for first among the runs first
+    -- seen since $page_since (the window's last hour: row-group min/max skips the rest),
+    -- which holds the whole page whenever it holds $limit matches — anything before it
+    -- is older than all of them. 30 days at 10M handoffs: 54-57 → 22-23 ms.
+    SELECT first_seen_ns
+    FROM matching
+    WHERE $sort = 'newest' AND first_seen_ns >= $page_since
+    ORDER BY first_seen_ns DESC
+    LIMIT $limit
+),
+probed AS (
+    SELECT count(*) AS n, min(first_seen_ns) AS lo FROM probe
+),
+newest AS (
+    -- Else over the whole window, on that one column: the page's sort then orders a few
+    -- rows instead of every run of the window with all their columns (250 ms for the
+    -- 3.2M runs of 30 days at 10M handoffs). The condition on `probed` makes the scan
+    -- read nothing when the probe found the page (a CASE would not: DuckDB evaluates
+    -- both branches' subqueries).
+    SELECT CASE WHEN $sort = 'newest' THEN coalesce(
+        (SELECT lo FROM probed WHERE n >= $limit),
+        (
+            SELECT min(first_seen_ns)
+            FROM (
+                SELECT first_seen_ns
+                FROM matching
+                WHERE (SELECT n FROM probed) < $limit
+                ORDER BY first_seen_ns DESC
+                LIMIT $limit
+            )
+        )
+    ) END AS lo
 )
 SELECT *, (SELECT count(*) FROM matching) AS total
 FROM matching
