@@ -313,8 +313,12 @@ def test_a_stalled_loader_pushes_back_once_its_bound_is_reached(
     writer = logging_writer(store, Metrics(), queue_batches=1)
     writer.start()
     try:
-        answered = [submit(writer, spans_table(2, tag)) for tag in "ab"]
-        assert [f.result(30) for f in answered] == [None, None]
+        # One at a time: the queue has one slot, and the writer may not have taken "a"
+        # from it yet when "b" comes (that would be this test's QueueFull, too early).
+        answered = []
+        for tag in "ab":
+            answered.append(submit(writer, spans_table(2, tag)))
+            assert answered[-1].result(30) is None
         assert store.entered.wait(30)  # the loader holds "a" (and maybe "b") in its insert
         answered.append(submit(writer, spans_table(2, "c")))  # answered; the writer now waits
         assert answered[-1].result(30) is None
