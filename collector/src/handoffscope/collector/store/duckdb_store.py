@@ -114,9 +114,16 @@ def drops_table(drops: Mapping[tuple[str, str], int]) -> pa.Table:
 
 def build_spans_table(columns: Mapping[str, list]) -> pa.Table:
     """One Arrow table from column lists keyed by SPAN_SCHEMA names."""
-    return pa.Table.from_arrays(
-        [pa.array(columns[f.name], type=f.type) for f in SPAN_SCHEMA], schema=SPAN_SCHEMA
-    )
+    arrays = []
+    for f in SPAN_SCHEMA:
+        values = columns[f.name]
+        # Most attribute columns of an export are all None (a span kind sets a few of the
+        # 44): `pa.nulls` makes one without converting each None (≈ 10% of the build).
+        if f.nullable and values.count(None) == len(values):
+            arrays.append(pa.nulls(len(values), f.type))
+        else:
+            arrays.append(pa.array(values, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=SPAN_SCHEMA)
 
 
 def span_keys(table: pa.Table) -> pa.ChunkedArray:
