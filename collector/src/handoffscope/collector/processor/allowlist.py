@@ -51,11 +51,11 @@ from dataclasses import dataclass, field
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from handoffscope.collector.otlp_values import READERS
 from handoffscope.collector.processor.translate import Translation
-from handoffscope.collector.receiver.lean_trace import parse_lean
+from handoffscope.collector.receiver.lean_trace import merged, parse_lean
 from handoffscope.collector.store.duckdb_store import ATTRIBUTE_COLUMNS, SPAN_SCHEMA
 from handoffscope.instrumentation import semconv as sc
 
@@ -252,7 +252,17 @@ class Allowlist:
         again; ignored once translators changed the request)."""
         if body is None or translation is not None:
             body = request.SerializeToString()
-        export = parse_lean(body)
+        return self.process_lean(parse_lean(body), translation)[0]
+
+    def process_lean(
+        self, export, translation: Translation | None = None
+    ) -> tuple[SpanBatch, bool]:
+        """`process` over an export already read by `parse_lean`; also says whether a span
+        was refused before its encoded parts were read (then only a full parse of the
+        export tells whether they were well-formed: `ExportHandler.accept_protobuf`).
+
+        Raises protobuf's DecodeError when a part it reads is malformed."""
+        unread = False
         total = sum(len(ss.spans) for rs in export.resource_spans for ss in rs.scope_spans)
         columns: dict[str, list] = {c: [None] * total for c in _DATA_COLUMNS}
         c_trace = columns["trace_id"]
@@ -274,7 +284,7 @@ class Allowlist:
         latest = min(self._clock() + self._max_skew_ns, _MAX_I64)
 
         for rs in export.resource_spans:
-            resource = Resource.FromString(b"".join(rs.resource))
+            resource = merged(Resource, rs.resource)
             service = service_of(resource.attributes)
             for kv in resource.attributes:
                 if kv.key.startswith(_SDK_IDENTITY):
@@ -283,12 +293,13 @@ class Allowlist:
                     raw_drops[(service, kv.key)] += 1
             for ss in rs.scope_spans:
                 if ss.scope:
-                    for kv in InstrumentationScope.FromString(b"".join(ss.scope)).attributes:
+                    for kv in merged(InstrumentationScope, ss.scope).attributes:
                         raw_drops[(service, kv.key)] += 1
                 for span in ss.spans:
                     name = span.name
                     if name not in _SPAN_NAMES:
                         refused[REFUSED_NOT_EVIDENCE] += 1
+                        unread = True
                         if len(refused_names) < 3:
                             refused_names.append(name[:64])
                         continue
@@ -301,14 +312,17 @@ class Allowlist:
                         or span_id == _ZERO_SPAN
                     ):
                         refused[REFUSED_MALFORMED_IDS] += 1
+                        unread = True
                         continue
                     start = span.start_time_unix_nano
                     end = span.end_time_unix_nano
                     if not (0 < start <= _MAX_I64 and 0 < end <= _MAX_I64):
                         refused[REFUSED_MALFORMED_TIME] += 1
+                        unread = True
                         continue
                     if not (EARLIEST_NS <= start <= latest and EARLIEST_NS <= end <= latest):
                         refused[REFUSED_TIME_OUT_OF_WINDOW] += 1
+                        unread = True
                         continue
                     # Values go straight into row `kept`; a refused span's row is
                     # cleared below and reused (refusals are rare, so this is cheaper
@@ -330,6 +344,12 @@ class Allowlist:
                         for event in span.events:
                             for kv in Span.Event.FromString(event).attributes:
                                 raw_drops[(service, kv.key)] += 1
+                    # Not kept, only checked: parsed as the full message would parse them.
+                    if span.links:
+                        for link in span.links:
+                            Span.Link.FromString(link)
+                    if span.status:
+                        merged(Status, span.status)
                     if c_run_id[kept] is None:
                         refused[REFUSED_NO_RUN_ID] += 1
                         for column in attribute_columns:
@@ -355,7 +375,7 @@ class Allowlist:
             # Foreign spans were replaced by the evidence derived from them: the sender
             # sent `foreign` spans where the allowlist saw `emitted`.
             received += translation.foreign - translation.emitted
-        return SpanBatch(
+        batch = SpanBatch(
             columns=columns,
             count=kept,
             received=received,
@@ -364,6 +384,7 @@ class Allowlist:
             drops=drops,
             refused=refused,
         )
+        return batch, unread
 
 
 _SDK_IDENTITY = ("telemetry.sdk.", "service.instance.", "service.version", "service.namespace")

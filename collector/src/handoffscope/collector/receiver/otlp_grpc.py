@@ -81,11 +81,9 @@ class OTLPGRPCReceiver:
                     "missing or wrong bearer token (metadata authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
                 )
         try:
-            export = decode.parse_protobuf(request)
+            batch, committed = self.handler.accept_protobuf(request, received_ns)
         except decode.DecodeError as exc:
             self._abort(context, m.BAD_REQUEST, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        try:
-            batch, committed = self.handler.accept(export, received_ns, request)
         except QueueFull as exc:
             self._abort(
                 context,

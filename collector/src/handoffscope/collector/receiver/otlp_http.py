@@ -236,10 +236,9 @@ class OTLPHTTPReceiver:
     ) -> tuple[SpanBatch, Future | None]:
         """Inflate, decode, allowlist and queue (on the loop or in a worker thread)."""
         raw = decode.inflate(body, encoding, self.max_body_bytes)
-        export = decode.parse(raw, content_type)
-        return self.handler.accept(
-            export, received_ns, raw if content_type == decode.PROTOBUF else None
-        )
+        if content_type == decode.PROTOBUF:
+            return self.handler.accept_protobuf(raw, received_ns)
+        return self.handler.accept(decode.parse(raw, content_type), received_ns)
 
     def _busy(self, exc: Exception, content_type: str, headers: dict[str, str]) -> Response:
         """429: no budget for the body, or the write queue is full (`headers` say when to

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from handoffscope.collector.processor.translate.adk import AdkTranslator
@@ -47,6 +47,7 @@ from handoffscope.collector.processor.translate.openllmetry_langgraph import (
     OpenLLMetryLangGraphTranslator,
 )
 from handoffscope.collector.processor.translate.strands import StrandsTranslator
+from handoffscope.collector.receiver.lean_trace import merged
 from handoffscope.instrumentation import semconv as sc
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,21 @@ class Translators:
     @property
     def scopes(self) -> Sequence[str]:
         return tuple(self._by_scope)
+
+    def claims_any(self, export) -> bool:
+        """Whether a translator claims a scope of `export`, read by `parse_lean` (its
+        scopes are encoded bytes). Raises protobuf's DecodeError on a malformed scope."""
+        if not self._by_scope:
+            return False
+        for rs in export.resource_spans:
+            for ss in rs.scope_spans:
+                if ss.scope:
+                    name = merged(InstrumentationScope, ss.scope).name
+                    if name in self._by_scope:
+                        return True
+                elif "" in self._by_scope:
+                    return True
+        return False
 
     def translate(self, request: ExportTraceServiceRequest, service_of) -> Translation | None:
         """Replace, in place, the spans of every claimed scope by their evidence.
