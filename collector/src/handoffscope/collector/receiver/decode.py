@@ -1,7 +1,9 @@
 """Bytes of an OTLP trace export -> `ExportTraceServiceRequest`, and typed attribute reads.
 
 - Protobuf (`application/x-protobuf`, and every gRPC Export) is parsed by
-  `opentelemetry-proto` on protobuf's upb backend.
+  `opentelemetry-proto` on protobuf's upb backend — or, for an export no translator
+  claims, read once through `lean_trace.py`'s declaration of the same messages, which
+  refuses exactly the bodies this parse refuses (`pipeline.ExportHandler.read_protobuf`).
 - JSON (`application/json`) follows the OTLP/JSON mapping: lowerCamelCase keys, enums as
   integers, 64-bit integers as strings or numbers, and — unlike plain proto3 JSON — trace
   and span ids as HEX strings. The ids are turned into the base64 proto3 JSON expects and
