@@ -189,6 +189,41 @@ def test_while_spans_flow_small_commits_gather_into_one_step(tmp_path: Path, mon
 
 
 @pytest.mark.duckdb_only("it makes its own PostgreSQL database (postgres_dsn) whatever --store is")
+def test_on_postgresql_a_commit_during_a_read_of_the_work_list_is_not_lost(
+    postgres_dsn: str, monkeypatch
+) -> None:
+    """A collector that does not judge (--judge off, or another holds the lease) shows the
+    shared list as last read plus its own commits since. A commit noted while a read is in
+    flight — the read's snapshot taken before it — must still be counted afterwards."""
+    from handoffscope.collector.store.postgres_store import PostgresStore
+
+    settings = CollectorConfig(store=postgres_dsn, retention_days=0, judge="off")
+    store = PostgresStore(settings.store_target)
+    engine = HealthEngine()
+    engine.install(store.con)
+    parts = assemble(settings, store, engine)
+    judge = parts.judge
+    try:
+        assert judge.pending_commits == 0
+        read = statements.rows
+
+        def read_then_commit(con, name, *args, **kwargs):
+            rows = read(con, name, *args, **kwargs)
+            if name == "judge_backlog":
+                # The writer's commit lands (and is noted) after the read's snapshot.
+                judge.committed_through(1, spans=2)
+            return rows
+
+        monkeypatch.setattr(statements, "rows", read_then_commit)
+        judge._read_backlog()
+        assert judge.pending_commits == 1
+        assert judge.lag_seconds() >= 0.0
+    finally:
+        judge.close()
+        store.close()
+
+
+@pytest.mark.duckdb_only("it makes its own PostgreSQL database (postgres_dsn) whatever --store is")
 def test_on_postgresql_the_lease_holder_lets_small_commits_gather_too(
     postgres_dsn: str, monkeypatch
 ) -> None:

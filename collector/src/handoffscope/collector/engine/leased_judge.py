@@ -71,6 +71,9 @@ class LeasedJudge(JudgeBase):
         self._backlog: tuple[int, int | None, int] = (0, None, 0)
         """The shared list as last read (and this collector's commits since): commits,
         commit time of the oldest, spans."""
+        self._noted = (0, 0)
+        """This collector's commits and their spans, counted since it started: a read of
+        the list adds those noted while it ran (`_read_backlog`)."""
         self._judging = True
         # The shared list as it is now, before the thread first looks: /healthz and
         # /metrics must not say "nothing pending" for the first poll after a start.
@@ -96,6 +99,7 @@ class LeasedJudge(JudgeBase):
                 pending + n,
             )
             self._arrivals.add(n)
+            self._noted = (self._noted[0] + 1, self._noted[1] + n)
             self._wake.notify()
 
     @property
@@ -254,10 +258,23 @@ class LeasedJudge(JudgeBase):
         return bool(seqs)
 
     def _read_backlog(self) -> None:
+        with self._wake:
+            noted = self._noted
         count, oldest, pending = statements.rows(self.con, "judge_backlog")[0]
         self.con.commit()
         with self._wake:
-            self._backlog = (int(count), None if oldest is None else int(oldest), int(pending))
+            # A commit of this collector noted while the list was being read may be missing
+            # from what the read saw: counted on top, or it would vanish from /healthz until
+            # the next poll (seen: `judge_pending_commits` 0 right after an answered export).
+            # One that the read did see is then counted twice, until the next read.
+            commits, spans = self._noted[0] - noted[0], self._noted[1] - noted[1]
+            if commits and oldest is None:
+                oldest = self._backlog[1]
+            self._backlog = (
+                int(count) + commits,
+                None if oldest is None else int(oldest),
+                int(pending) + spans,
+            )
 
     def _waiting(self) -> tuple[int, int] | None:
         # The shared list as last read, plus this collector's commits since: what other
