@@ -259,7 +259,7 @@ class Allowlist:
     ) -> tuple[SpanBatch, bool]:
         """`process` over an export already read by `parse_lean`; also says whether a span
         was refused before its encoded parts were read (then only a full parse of the
-        export tells whether they were well-formed: `ExportHandler.accept_protobuf`).
+        export tells whether they were well-formed: `ExportHandler.read_protobuf`).
 
         Raises protobuf's DecodeError when a part it reads is malformed."""
         unread = False

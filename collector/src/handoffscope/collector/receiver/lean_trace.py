@@ -21,7 +21,7 @@ Read this way alone, an export is accepted exactly when the full message would p
 what the lean parse leaves as bytes (resource, scope, attributes, events, links, status)
 is parsed by the allowlist for every span it keeps, and an export with a span refused
 before its bytes were read is parsed whole once more to check them
-(`pipeline.ExportHandler.accept_protobuf`; a property test compares the two parses on
+(`pipeline.ExportHandler.read_protobuf`; a property test compares the two parses on
 broken bodies). So the shim's own exports, which no translator claims, are parsed once,
 not twice (≈ 1 µs a span, ≈ 0.7–1 ms of a 512-span export's answer).
 
