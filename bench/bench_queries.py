@@ -14,7 +14,8 @@ ingesting; collector RSS ≤ 400 MB. This script:
    acknowledges them (pre-encoded OTLP/HTTP protobuf, 512 spans per export, 2
    connections) and measures every query again while it runs;
 5. prints p50/p95 per query beside the target and the idle baseline (as a ratio), the
-   ingest rate achieved meanwhile, and the collector's RSS (current and peak).
+   ingest rate achieved meanwhile, and the collector's memory (with its judge worker's:
+   PSS and RSS, sampled while ingesting, and their peaks).
 
 The collector writes into the history file (the ingested runs are added to it); pass
 `--fresh` to regenerate it.
@@ -113,27 +114,73 @@ def p(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def _rss_one(pid: int) -> tuple[float, float]:
+def _memory_one(pid: int) -> tuple[float, float, float]:
+    """(RSS, PSS, peak RSS) of one process, MB."""
     fields = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            fields[k] = v.strip()
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             k, _, v = line.partition(":")
             fields[k] = v.strip()
-    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+    mb = [int(fields[k].split()[0]) / 1024 for k in ("Rss", "Pss", "VmHWM")]
+    return mb[0], mb[1], mb[2]
 
 
-def rss_mb(pid: int) -> tuple[float, float]:
-    """The collector's RSS and peak, MB, with its judge worker's (`--judge on`: the engine
-    runs in a child process, engine/worker.py) added: the two processes are the collector.
-    The peak is the sum of both peaks, an upper bound of their peak together."""
-    now, peak = _rss_one(pid)
+def memory_mb(pid: int) -> tuple[float, float, float]:
+    """The collector's memory, MB, with its judge worker's (`--judge on`: the engine runs
+    in a child process, engine/worker.py) added: the two processes are the collector.
+
+    (RSS, PSS, peak RSS). The RSS sum counts twice the pages both map (≈ 30 MB of shared
+    libraries); PSS shares them out, so the PSS sum is what the two hold together. The
+    peak is the sum of both peaks, an upper bound of their peak together."""
+    rss, pss, peak = _memory_one(pid)
     for child in psutil.Process(pid).children():
         try:
-            c_now, c_peak = _rss_one(child.pid)
+            c_rss, c_pss, c_peak = _memory_one(child.pid)
         except (OSError, KeyError):
             continue
-        now, peak = now + c_now, peak + c_peak
-    return now, peak
+        rss, pss, peak = rss + c_rss, pss + c_pss, peak + c_peak
+    return rss, pss, peak
+
+
+class MemorySampler:
+    """`memory_mb` every `every` seconds while running: a single reading after ingest
+    catches the judge between steps or in one, and the two differ by tens of MB."""
+
+    def __init__(self, pid: int, every: float = 0.25) -> None:
+        self.rss: list[float] = []
+        self.pss: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(pid, every), daemon=True)
+
+    def _run(self, pid: int, every: float) -> None:
+        while not self._stop.wait(every):
+            try:
+                rss, pss, _ = memory_mb(pid)
+            except (OSError, KeyError, psutil.Error):
+                continue
+            self.rss.append(rss)
+            self.pss.append(pss)
+
+    def __enter__(self) -> MemorySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> str:
+        if not self.rss:
+            return "no samples"
+        return (
+            f"PSS p50 {p(self.pss, 50):.0f} / max {max(self.pss):.0f} MB, "
+            f"RSS p50 {p(self.rss, 50):.0f} / max {max(self.rss):.0f} MB "
+            f"({len(self.rss)} samples)"
+        )
 
 
 # --- the ingest load (a separate process) -----------------------------------------------
@@ -297,7 +344,7 @@ def run(base: str, pid: int, args: argparse.Namespace) -> None:
     plan = queries(api)
     measure(api, plan, 2)  # warm the caches as a dashboard that has been open would have
     idle = measure(api, plan, args.requests)
-    rss_idle, _ = rss_mb(pid)
+    rss_idle, pss_idle, _ = memory_mb(pid)
 
     stop = mp.Event()
     acked = mp.Value("q", 0)
@@ -305,11 +352,12 @@ def run(base: str, pid: int, args: argparse.Namespace) -> None:
     loader.start()
     time.sleep(3)
     t0, n0 = time.perf_counter(), acked.value
-    busy = measure(api, plan, args.requests)
+    with MemorySampler(pid) as during:
+        busy = measure(api, plan, args.requests)
     rate = (acked.value - n0) / (time.perf_counter() - t0)
     stop.set()
     loader.join(60)
-    rss_busy, rss_peak = rss_mb(pid)
+    rss_busy, pss_busy, rss_peak = memory_mb(pid)
 
     print()
     print(
@@ -332,8 +380,11 @@ def run(base: str, pid: int, args: argparse.Namespace) -> None:
     )
     print(f"worst busy p95: {worst:.1f} ms (target ≤ {TARGET_MS:.0f} ms)")
     print(
-        f"collector RSS (with its judge worker, --judge {args.judge}): idle {rss_idle:.0f} MB,"
-        f" after ingest {rss_busy:.0f} MB, peak {rss_peak:.0f} MB (target ≤ {RSS_TARGET_MB:.0f} MB)"
+        f"collector memory (with its judge worker, --judge {args.judge}; target ≤ "
+        f"{RSS_TARGET_MB:.0f} MB):\n"
+        f"  while ingesting: {during.summary()}\n"
+        f"  idle PSS {pss_idle:.0f} MB (RSS {rss_idle:.0f}); after ingest PSS {pss_busy:.0f} MB"
+        f" (RSS {rss_busy:.0f}); sum of both processes' peak RSS {rss_peak:.0f} MB"
     )
     stats = api.get("/metrics").text
     for line in stats.splitlines():
