@@ -32,6 +32,7 @@ import bench_receiver  # bench/ is on sys.path: these scripts run as files
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.processor.allowlist import Allowlist, SpanBatch
 from handoffscope.collector.receiver.decode import parse_protobuf
 from handoffscope.collector.store.duckdb_store import DuckDBStore, build_spans_table
@@ -101,7 +102,9 @@ def main() -> None:
             jobs.append(_Job(t, spans, Future()))
         groups.append(jobs)
     with tempfile.TemporaryDirectory(prefix="bench-stages-") as tmp:
-        store = DuckDBStore(os.path.join(tmp, "stages.duckdb"), memory_limit="160MB")
+        store = DuckDBStore(
+            os.path.join(tmp, "stages.duckdb"), memory_limit=CollectorConfig().memory_limit
+        )
         try:
             grouped = inserted = committed = 0.0
             for seq, jobs in enumerate(groups, 1):

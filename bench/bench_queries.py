@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--requests", type=int, default=20, help="requests per query and phase")
     ap.add_argument(
-        "--memory-limit", default="160MB", help="collector --memory-limit (its default)"
+        "--memory-limit", help="collector --memory-limit (default: the collector's default)"
     )
     ap.add_argument(
         "--judge",
@@ -321,9 +321,8 @@ def main(argv: list[str] | None = None) -> None:
             ],
             check=True,
         )
-    proc, base = start_collector(
-        db, "--memory-limit", args.memory_limit, "--retention-days", "0", "--judge", args.judge
-    )
+    limit = ["--memory-limit", args.memory_limit] if args.memory_limit else []
+    proc, base = start_collector(db, *limit, "--retention-days", "0", "--judge", args.judge)
     try:
         run(base, proc.pid, args)
     finally:
