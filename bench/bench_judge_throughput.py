@@ -24,6 +24,8 @@ thread (`--judge thread`, the former default). Two measurements:
 Timings are never asserted; this machine is shared and noisy, compare within one run.
 
     .venv/bin/python bench/bench_judge_throughput.py [--spans 100000] [--seconds 20] [--rate 50000]
+    # the issue's five minutes, the collector's default placement only:
+    .venv/bin/python bench/bench_judge_throughput.py --no-catch-up --engines worker --seconds 300
 """
 
 from __future__ import annotations
@@ -341,13 +343,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=int, default=TARGET_SPANS_PER_S)
     p.add_argument("--no-sustained", action="store_true")
     p.add_argument("--workers", type=int, default=2, help="worker processes of the 'workers' case")
+    p.add_argument(
+        "--engines",
+        default=",".join(WHERE),
+        help=f"where the engine runs, comma-separated, of {','.join(WHERE)} (default: all)",
+    )
+    p.add_argument(
+        "--no-catch-up",
+        action="store_true",
+        help="only the sustained measurement (e.g. the issue's 5 minutes: --seconds 300)",
+    )
     args = p.parse_args(argv)
     WORKERS = args.workers
+    engines = tuple(e for e in args.engines.split(",") if e)
+    if not engines or set(engines) - set(WHERE):
+        p.error(f"--engines: a comma-separated list of {', '.join(WHERE)}")
     catch_up(2000, 512, 1, where="thread")  # warm-up: imports, first Arrow conversions
     shapes = (("runs", False), ("one-span runs", True))
-    cases = [(shape, one, where) for where in WHERE for shape, one in shapes]
+    cases = [(shape, one, where) for where in engines for shape, one in shapes]
     res: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, w in cases}
-    for r in range(args.rounds):
+    for r in range(0 if args.no_catch_up else args.rounds):
         for shape, one, where in cases if r % 2 == 0 else reversed(cases):
             m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one, where)
             res[(shape, where)].append(m)
@@ -360,32 +375,33 @@ def main(argv: list[str] | None = None) -> int:
                 f" {m['main_cpu'] / m['n'] * 1e6:5.1f})  ({m['runs']} runs)",
                 flush=True,
             )
-    print(
-        f"\ncatch-up, {args.spans} spans, {args.handoffs_per_run} handoff(s) a run, "
-        f"commits of {args.commit_spans}; engine in its worker process (the collector's "
-        f"default) or in the judge's thread:"
-    )
-    print(
-        "shape          engine  insert µs/span  judge µs/span  judge spans/s  judge/insert"
-        "   (CPU µs/span: insert  judge  in the collector's process)"
-    )
-    for shape, _, where in cases:
-        ms = res[(shape, where)]
-        ins = statistics.median(m["insert_s"] / m["n"] * 1e6 for m in ms)
-        jud = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in ms)
-        ins_c = statistics.median(m["insert_cpu"] / m["n"] * 1e6 for m in ms)
-        jud_c = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in ms)
-        main_c = statistics.median(m["main_cpu"] / m["n"] * 1e6 for m in ms)
+    if not args.no_catch_up:
         print(
-            f"{shape:>13} {where:>7}  {ins:14.1f} {jud:14.1f} {1e6 / jud:14,.0f}"
-            f" {jud / ins:12.2f}x   {ins_c:19.1f} {jud_c:6.1f} {main_c:6.1f}"
+            f"\ncatch-up, {args.spans} spans, {args.handoffs_per_run} handoff(s) a run, "
+            f"commits of {args.commit_spans}; engine in its worker process (the collector's "
+            f"default) or in the judge's thread:"
         )
+        print(
+            "shape          engine  insert µs/span  judge µs/span  judge spans/s  judge/insert"
+            "   (CPU µs/span: insert  judge  in the collector's process)"
+        )
+        for shape, _, where in cases:
+            ms = res[(shape, where)]
+            ins = statistics.median(m["insert_s"] / m["n"] * 1e6 for m in ms)
+            jud = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in ms)
+            ins_c = statistics.median(m["insert_cpu"] / m["n"] * 1e6 for m in ms)
+            jud_c = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in ms)
+            main_c = statistics.median(m["main_cpu"] / m["n"] * 1e6 for m in ms)
+            print(
+                f"{shape:>13} {where:>7}  {ins:14.1f} {jud:14.1f} {1e6 / jud:14,.0f}"
+                f" {jud / ins:12.2f}x   {ins_c:19.1f} {jud_c:6.1f} {main_c:6.1f}"
+            )
     if not args.no_sustained:
         print(
             f"\nsustained {args.rate:,} spans/s offered for {args.seconds:.0f} s by a writer "
             f"thread, the judge in this process and its engine where said:"
         )
-        for where in WHERE:
+        for where in engines:
             s = sustained(args.seconds, args.rate, args.commit_spans, args.handoffs_per_run, where)
             print(
                 f"  {where:>6}: offered {s['sent']:,} spans in {s['sent_s']:.1f} s "
