@@ -249,7 +249,7 @@ class CollectorConfig(_Served):
     )
     memory_limit: str = option(
         "112MB",
-        "DuckDB buffer memory limit (DuckDB syntax, e.g. 256MB, 1GB): its block cache and the data appended since the last checkpoint; larger work spills to disk. With the default, at ten million handoffs stored, every dashboard query kept p95 ≤ 200 ms while ingesting, and the collector with its judge worker held ≈ 420-440 MB (PSS) — 50 MB less than with 160MB, with the same query figures (bench/bench_queries.py; docs/storage.md). More makes big queries faster; less, down to about 64MB, saves memory at their expense.",
+        "DuckDB buffer memory limit (DuckDB syntax, e.g. 256MB, 1GB): its block cache and the data appended since the last checkpoint; larger work spills to disk. With the default, at ten million handoffs stored, every dashboard query kept p95 ≤ 200 ms while ingesting, and the collector with its judge worker held ≈ 420-440 MB (PSS) — 50 MB less than with 160MB, with the same query figures (bench/bench_queries.py; docs/storage.md). More makes big queries faster; less saves memory at their expense (96MB: 3 of the 17 over target in the same measurement).",
         metavar="SIZE",
     )
     max_inflight_bytes: int = option(
