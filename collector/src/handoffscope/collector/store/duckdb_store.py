@@ -69,10 +69,10 @@ Until a checkpoint, DuckDB holds what was appended since the last one in memory,
 ≈ 140 MB (`duckdb_memory()`: IN_MEMORY_TABLE) of the 160 MB limit and left the query
 cache ≈ 3 MB. With 16 MB it stays small, so the same queries keep their cache in a
 smaller limit (config.py `memory_limit`). Checkpoints are more frequent; each rewrites
-the table's last, partly filled row group, which costs commit time: A/B, three rounds
-each, bench_receiver's load: the default (ingest log on, loads behind the answer) 33.7k
-vs 33.1k spans/s (no difference); `--ingest-log off` (a commit per answer) 21.5k vs
-24.5k (-12%)."""
+the table's last, partly filled row group, which costs commit time. A/B, 16 MB vs 64 MB,
+three rounds each, bench_receiver's load: the default (ingest log on, loads behind the
+answer) 33.7k vs 33.1k spans/s (no difference); `--ingest-log off` (a commit per
+answer) 21.5k vs 24.5k (-12%)."""
 SEMCONV_VERSION_KEY = "semconv_version"
 
 
