@@ -20,12 +20,17 @@ thread (`--judge thread`, the former default). Two measurements:
   the judge thread runs; reported: the rate the judge reached, its lag at the end, and the
   freshness of each commit — span end → the commit's verdict rows committed by the judge
   (the query API reads committed rows, so that is when the verdict is visible; p50/p95).
+  `--spread S` sends every other span of each run S seconds later, as a live run's spans
+  come over its life: the engine then judges each run twice, and reloads it from the store
+  if it left the engine's memory in between (the figure to read for long-lived runs).
 
 Timings are never asserted; this machine is shared and noisy, compare within one run.
 
     .venv/bin/python bench/bench_judge_throughput.py [--spans 100000] [--seconds 20] [--rate 50000]
     # the issue's five minutes, the collector's default placement only:
     .venv/bin/python bench/bench_judge_throughput.py --no-catch-up --engines worker --seconds 300
+    # runs whose spans come over 10 s:
+    .venv/bin/python bench/bench_judge_throughput.py --no-catch-up --engines worker --spread 10
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import secrets
 import statistics
 import tempfile
 import time
+from collections import deque
 from pathlib import Path
 
 import psutil
@@ -206,12 +212,16 @@ WORKERS = 2
 """Worker processes of the "workers" case (`--workers`)."""
 
 
+HOT: dict = {}
+"""The engine's in-memory bound, when `--max-hot-handoffs` sets it (else its default)."""
+
+
 def _open(d: str, where: str) -> tuple[DuckDBStore, HealthEngine | ProcessEngine]:
     store = DuckDBStore(str(Path(d) / "judge.duckdb"))
     engine = {
-        "worker": lambda: ProcessEngine(grace_seconds=30),
-        "workers": lambda: ShardedEngine(WORKERS, grace_seconds=30),
-        "thread": lambda: HealthEngine(grace_seconds=30),
+        "worker": lambda: ProcessEngine(grace_seconds=30, **HOT),
+        "workers": lambda: ShardedEngine(WORKERS, grace_seconds=30, **HOT),
+        "thread": lambda: HealthEngine(grace_seconds=30, **HOT),
     }[where]()
     engine.install(store.con)
     engine.load(store.con)
@@ -269,8 +279,40 @@ def catch_up(
     }
 
 
-def sustained(seconds: float, rate: int, commit_spans: int, hpr: int, where: str) -> dict:
+class Spread:
+    """Each run's spans in two commits `seconds` apart: every other span of a run is held
+    back and sent later, its times moved by as much (it happened later in the run).
+
+    The generators put a whole run in one commit, so every run is judged once, in memory;
+    a live run's spans come over its life, in the exports of several seconds, and the
+    engine judges the run again at each (its verdict may have changed), reloading it from
+    the store when it has left the engine's memory meanwhile (`max_hot_handoffs`)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.held: deque[tuple[float, pa.Table]] = deque()
+
+    def __call__(self, t: pa.Table) -> pa.Table:
+        if self.seconds <= 0:
+            return t
+        now = time.perf_counter()
+        self.held.append((now + self.seconds, t.take(pa.array(range(1, t.num_rows, 2)))))
+        out = [t.take(pa.array(range(0, t.num_rows, 2)))]
+        while self.held and self.held[0][0] <= now:
+            _, late = self.held.popleft()
+            shift = int(self.seconds * 1e9)
+            for c in ("start_ns", "end_ns", "received_ns"):
+                i = late.schema.get_field_index(c)
+                late = late.set_column(i, late.schema.field(i), pc.add(late.column(c), shift))
+            out.append(late)
+        return pa.concat_tables(out).combine_chunks()
+
+
+def sustained(
+    seconds: float, rate: int, commit_spans: int, hpr: int, where: str, spread: float = 0.0
+) -> dict:
     gen = FastGenerator(hpr)
+    split = Spread(spread)
     fresh: list[float] = []
     commit_end: dict[int, int] = {}
     with tempfile.TemporaryDirectory() as d:
@@ -302,7 +344,7 @@ def sustained(seconds: float, rate: int, commit_spans: int, hpr: int, where: str
                 if seq >= due:
                     time.sleep(min(0.005, (due / per_s) - elapsed + 1e-4))
                     continue
-                t = gen.table(commit_spans)
+                t = split(gen.table(commit_spans))
                 seq += 1
                 commit_end[seq] = max(t.column("end_ns").to_pylist())
                 wcon.begin()
@@ -323,6 +365,7 @@ def sustained(seconds: float, rate: int, commit_spans: int, hpr: int, where: str
                 "pending": pending,
                 "lag_end": lag_end,
                 "drain_s": drain_s,
+                "reloaded": int(engine.stats["runs_reloaded"]),
             }
         finally:
             _close(store, engine)
@@ -342,6 +385,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--rate", type=int, default=TARGET_SPANS_PER_S)
     p.add_argument("--no-sustained", action="store_true")
+    p.add_argument(
+        "--spread",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="sustained: send every other span of each run SECONDS later, as a live run's "
+        "spans come over its life (default 0: a whole run in one commit)",
+    )
+    p.add_argument(
+        "--max-hot-handoffs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the engine's in-memory bound (the collector's --max-hot-handoffs; "
+        "default: its default)",
+    )
     p.add_argument("--workers", type=int, default=2, help="worker processes of the 'workers' case")
     p.add_argument(
         "--engines",
@@ -355,6 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     WORKERS = args.workers
+    if args.max_hot_handoffs:
+        HOT["max_hot_handoffs"] = args.max_hot_handoffs
     engines = tuple(e for e in args.engines.split(",") if e)
     if not engines or set(engines) - set(WHERE):
         p.error(f"--engines: a comma-separated list of {', '.join(WHERE)}")
@@ -399,16 +460,28 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_sustained:
         print(
             f"\nsustained {args.rate:,} spans/s offered for {args.seconds:.0f} s by a writer "
-            f"thread, the judge in this process and its engine where said:"
+            f"thread, the judge in this process and its engine where said"
+            + (
+                f"; each run's spans in two commits {args.spread:g} s apart (--spread):"
+                if args.spread > 0
+                else ":"
+            )
         )
         for where in engines:
-            s = sustained(args.seconds, args.rate, args.commit_spans, args.handoffs_per_run, where)
+            s = sustained(
+                args.seconds,
+                args.rate,
+                args.commit_spans,
+                args.handoffs_per_run,
+                where,
+                spread=args.spread,
+            )
             print(
                 f"  {where:>6}: offered {s['sent']:,} spans in {s['sent_s']:.1f} s "
                 f"({s['sent'] / s['sent_s']:,.0f} spans/s); judged by then {s['judged_at_end']:,}"
                 f" ({s['judged_at_end'] / s['sent_s']:,.0f} spans/s); "
                 f"lag at end {s['lag_end']:.2f} s, {s['pending']} commits pending, "
-                f"drained in {s['drain_s']:.1f} s"
+                f"drained in {s['drain_s']:.1f} s; {s['reloaded']:,} runs reloaded"
             )
             print(
                 f"          freshness (span end -> verdict committed): p50 {s['fresh_p50']:.2f} s,"

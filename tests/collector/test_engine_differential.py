@@ -218,6 +218,24 @@ def test_the_engine_in_two_sharded_workers_agrees_with_classify(tmp_path_factory
     _check(Collector(path, workers=2, grace_seconds=GRACE), example)
 
 
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(example=arrivals())
+def test_an_engine_that_holds_almost_nothing_agrees_with_classify(
+    tmp_path_factory, stores, example
+):
+    # Memory for two units (a run and its handoff): after each batch the engine lets go
+    # of all but the batch's open runs — its finished ones first — and the next evidence
+    # for any other run brings it back from the store (`_reload`), over and over (7 of
+    # 10 examples reloaded runs, 1-7 each, when this test was written).
+    path = stores.new(tmp_path_factory.mktemp("diffm") / "d.duckdb")
+    c = Collector(path, grace_seconds=GRACE, max_hot_handoffs=2)
+    _check(c, example)
+
+
 def _check(c: Collector, example) -> None:
     runs, batches, resent, restart_after = example
     try:

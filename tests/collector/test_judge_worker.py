@@ -28,7 +28,9 @@ pytestmark = pytest.mark.duckdb_only("the judge's worker process serves a DuckDB
 WORKER_MODULE = "handoffscope.collector.engine.worker"
 
 
-def _body(run_ids: list[str]) -> bytes:
+def _body(
+    run_ids: list[str], handoff_id: str = "h1", frm: str = "triage", to: str = "billing"
+) -> bytes:
     """One export of one healthy handoff per run, recorded with the real SDK."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -45,7 +47,7 @@ def _body(run_ids: list[str]) -> bytes:
             tracer.start_span(name, attributes=attributes).end()
 
     for run_id in run_ids:
-        handoff(Recorder(), run_id)
+        handoff(Recorder(), run_id, handoff_id, frm, to)
     return encode(memory.get_finished_spans())
 
 
@@ -126,6 +128,42 @@ def test_a_killed_worker_is_replaced_and_nothing_is_lost_or_counted_twice(collec
     assert collector.stop() == 0
     counts = _counts(collector.store)
     assert counts == {name: len(runs) for name in counts}, counts
+
+
+def test_the_judges_memory_bound_is_a_setting_and_evicted_runs_come_back(collector_factory):
+    """`--max-hot-handoffs` reaches the worker: it holds no more than that between steps
+    (each export here is one step of two runs, four units), says so in /metrics, and
+    evidence for a run it let go brings the run back from the store, judged as one."""
+    collector = collector_factory(args=["--max-hot-handoffs", "6", "--log-level", "warning"])
+    assert collector.metric("handoffscope_engine_hot_handoffs_limit") == 6
+    runs = [f"hot-{i:02d}" for i in range(12)]
+    for k in range(0, len(runs), 2):
+        assert collector.post_traces(_body(runs[k : k + 2])).status_code == 200
+        collector.judged()
+        assert 0 < collector.metric("handoffscope_engine_hot_handoffs") <= 6
+    assert collector.metric("handoffscope_engine_runs_evicted_total") >= 8
+    assert collector.metric("handoffscope_engine_runs_reloaded_total") == 0
+
+    late = _body([runs[0]], handoff_id="h2", frm="billing", to="refunds")
+    assert collector.post_traces(late).status_code == 200
+    collector.judged()
+    assert collector.metric("handoffscope_engine_runs_reloaded_total") == 1
+    run = collector.api(f"/api/v1/runs/{runs[0]}")
+    assert run["handoff_count"] == 2, run
+    assert run["path"] == ["triage", "billing", "refunds"], run
+    assert collector.stop() == 0
+    assert read_db(collector.store, f"SELECT count(*) FROM runs WHERE run_id = '{runs[0]}'") == [
+        (1,)
+    ]
+    counts = _counts(collector.store)
+    assert counts["distinct handoffs"] == counts["handoffs"] == len(runs) + 1, counts
+
+
+def test_the_memory_bound_default_is_the_engines() -> None:
+    from handoffscope.collector.config import CollectorConfig
+    from handoffscope.collector.engine import MAX_HOT_HANDOFFS
+
+    assert CollectorConfig().max_hot_handoffs == MAX_HOT_HANDOFFS
 
 
 def _nice(tid: int) -> int:

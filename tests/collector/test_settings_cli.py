@@ -83,6 +83,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "judge": ("off", "On"),
         "judge_workers": ("2", "3"),
         "judge_nice": ("5", "0"),
+        "max_hot_handoffs": ("500", "80000"),
         "retention_days": ("2", "0"),
         "max_body_bytes": ("1000", "2000"),
         "queue_batches": ("3", "4"),

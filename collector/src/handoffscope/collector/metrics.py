@@ -133,6 +133,8 @@ class Metrics:
         """(spans answered but not loaded yet, bytes of the log on disk) with --ingest-log on."""
         self.engine_stats: Callable[[], Mapping[str, int]] = dict
         """The health engine's own counters, rendered as handoffscope_engine_<name>_total."""
+        self.engine_memory: Callable[[], tuple[int, int]] | None = None
+        """(handoffs, waits and runs the engine holds in memory, its bound: --max-hot-handoffs)."""
         self.judge_lag: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
         self.judge_lease: Callable[[], bool] = lambda: True
         self.judge_worker: Callable[[], tuple[int, list[int]] | None] = lambda: None
@@ -296,6 +298,18 @@ class Metrics:
         for name, value in sorted(self.engine_stats().items()):
             full = f"handoffscope_engine_{name}_total"
             out += [f"# TYPE {full} counter", f"{full} {value}"]
+        if self.engine_memory is not None:
+            held, bound = self.engine_memory()
+            out += [
+                "# HELP handoffscope_engine_hot_handoffs Handoffs, waits and runs the judge "
+                "holds in memory (evidence for one that left comes back from the store: "
+                "handoffscope_engine_runs_reloaded_total).",
+                "# TYPE handoffscope_engine_hot_handoffs gauge",
+                f"handoffscope_engine_hot_handoffs {held}",
+                "# HELP handoffscope_engine_hot_handoffs_limit Their bound (--max-hot-handoffs).",
+                "# TYPE handoffscope_engine_hot_handoffs_limit gauge",
+                f"handoffscope_engine_hot_handoffs_limit {bound}",
+            ]
         for family in self.families:
             out += family()
         rss = _resident_bytes()

@@ -117,6 +117,7 @@ def engine_settings(config: CollectorConfig) -> dict:
         "retention_days": config.retention_days,
         "require_outcome": config.require_outcome,
         "max_handoffs_per_run": config.max_handoffs_per_run,
+        "max_hot_handoffs": config.max_hot_handoffs,
     }
 
 
@@ -173,6 +174,10 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
             store, make, retention_days=config.retention_days, nice=config.judge_nice
         )
     metrics.engine_stats = lambda: dict(getattr(judge.engine, "stats", {}))
+    metrics.engine_memory = lambda: (
+        int(getattr(judge.engine, "hot_size", 0)),
+        config.max_hot_handoffs,
+    )
     if isinstance(engine, IN_WORKERS):
         metrics.judge_worker = lambda: (engine.worker_starts, engine.worker_pids)
     # With --judge off the judge still counts the commits it has not judged (its lag

@@ -447,9 +447,20 @@ class HealthEngine:
                 if run.service is not None and run.service[-1] in moved
             }
         self._flush(con, self._evaluate(touched))
+        # Least recently touched out first — except that a run with a terminal status goes
+        # before every open one: an open run will send more spans (its status, at least),
+        # a finished one perhaps an outcome. With plain LRU a finished run held its place as
+        # long as an open one, and when runs live longer than memory holds them every open
+        # run was let go just before its next spans came (a reload each time: at 12.5k
+        # spans/s of runs whose spans come over 10 s, bench_judge_throughput.py --spread).
+        open_runs = []
         for rid in touched:
-            self.runs.move_to_end(rid)
-        self._evict(keep=batch_runs)
+            if self.runs[rid].finished:
+                self.runs.move_to_end(rid, last=False)
+            else:
+                self.runs.move_to_end(rid)
+                open_runs.append(rid)
+        self._evict(keep=open_runs)
         self.stats["spans_applied"] += new_spans.num_rows
 
     def release(self) -> None:
@@ -485,11 +496,13 @@ class HealthEngine:
             self.hot_size -= run.size
 
     def _evict(self, keep: Iterable[str]) -> None:
+        """Down to the bound, from the front; `keep`: the open runs this step touched (at
+        the back), which stay even over the bound."""
         keep = set(keep)
         while self.hot_size > self.max_hot_handoffs and self.runs:
             rid = next(iter(self.runs))
             if rid in keep:
-                break  # the whole batch is in memory; nothing older left to evict
+                break  # only this step's open runs are left; they stay
             self._drop(rid)
             self.stats["runs_evicted"] += 1
 

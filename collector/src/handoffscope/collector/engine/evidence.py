@@ -400,6 +400,12 @@ class RunState:
         return v[-1] if isinstance(v, tuple) else v
 
     @property
+    def finished(self) -> bool:
+        """Its latest run status is terminal (completed, failed, ...): evicted first."""
+        status = self.vals.get("status")
+        return status is not None and status[-1] in TERMINAL_STATUSES
+
+    @property
     def size(self) -> int:
         """Weight for the memory bound: one per handoff and wait, plus the run itself."""
         return 1 + len(self.handoffs) + len(self.waits)
