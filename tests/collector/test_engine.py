@@ -663,6 +663,39 @@ def test_status_latest_wins_whatever_the_arrival_order(col):
 # --- memory bound, reload and restart ---------------------------------------------------------
 
 
+def test_finished_runs_leave_memory_before_open_ones(tmp_path, store_target):
+    # Each run here is two units (the run and its handoff); memory holds three runs.
+    c = Collector(store_target(tmp_path / "order.duckdb"), max_hot_handoffs=6)
+
+    def open_run(rid, at):
+        c.send(request(rid, "h1", "A", "B", at=at), accept(rid, "h1", at=at + 0.5))
+
+    def finished_run(rid, at):
+        c.send(
+            request(rid, "h1", "A", "B", at=at),
+            accept(rid, "h1", at=at + 0.5),
+            run_span(rid, sc.RUN_STATUS_COMPLETED, at=at + 1),
+        )
+
+    open_run("o1", 0)
+    open_run("o2", 1)
+    finished_run("f1", 2)
+    finished_run("f2", 3)  # over the bound: f1 goes, not o1, the least recently touched
+    assert set(c.engine.runs) == {"o1", "o2", "f2"}
+    open_run("o3", 4)  # finished f2 goes before any open run
+    assert set(c.engine.runs) == {"o1", "o2", "o3"}
+    open_run("o4", 5)  # none finished left: the least recently touched open run goes
+    assert set(c.engine.runs) == {"o2", "o3", "o4"}
+    # o2's status comes: it is finished now, so it goes first when memory is short.
+    c.send(run_span("o2", sc.RUN_STATUS_COMPLETED, at=6))
+    open_run("o5", 7)
+    assert set(c.engine.runs) == {"o3", "o4", "o5"}
+    assert c.engine.hot_size == 6 and c.engine.stats["runs_evicted"] == 4
+    # Evidence for an evicted run brings it back, judged as one run.
+    c.send(request("o1", "h2", "B", "C", at=8))
+    assert c.run("o1")["handoff_count"] == 2
+
+
 def test_memory_stays_bounded_and_evicted_runs_reload(tmp_path, store_target):
     c = Collector(store_target(tmp_path / "m.duckdb"), max_hot_handoffs=50)
     for i in range(40):
