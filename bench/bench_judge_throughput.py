@@ -245,6 +245,15 @@ def _cpu(engine) -> float:
     return cpu
 
 
+def _peak_rss_mb(pids: list[int]) -> float | None:
+    """The worker processes' peak RSS (VmHWM), summed, in MB; None: no worker."""
+    total = 0.0
+    for pid in pids:
+        with open(f"/proc/{pid}/status") as f:
+            total += next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+    return total if pids else None
+
+
 def catch_up(
     n: int, commit_spans: int, hpr: int, one_span_runs: bool = False, where: str = "worker"
 ) -> dict:
@@ -366,6 +375,7 @@ def sustained(
                 "lag_end": lag_end,
                 "drain_s": drain_s,
                 "reloaded": int(engine.stats["runs_reloaded"]),
+                "worker_peak_mb": _peak_rss_mb(getattr(engine, "worker_pids", [])),
             }
         finally:
             _close(store, engine)
@@ -482,6 +492,11 @@ def main(argv: list[str] | None = None) -> int:
                 f" ({s['judged_at_end'] / s['sent_s']:,.0f} spans/s); "
                 f"lag at end {s['lag_end']:.2f} s, {s['pending']} commits pending, "
                 f"drained in {s['drain_s']:.1f} s; {s['reloaded']:,} runs reloaded"
+                + (
+                    f"; worker peak RSS {s['worker_peak_mb']:.0f} MB"
+                    if s["worker_peak_mb"] is not None
+                    else ""
+                )
             )
             print(
                 f"          freshness (span end -> verdict committed): p50 {s['fresh_p50']:.2f} s,"
