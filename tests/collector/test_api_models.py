@@ -31,7 +31,7 @@ def open_spec(module_collector_factory: Any) -> dict[str, Any]:
 def test_the_document_declares_400_not_422(open_spec: dict[str, Any]) -> None:
     assert open_spec["openapi"].startswith("3.1")
     ops = operations(open_spec)
-    assert len(ops) == 11 and all(p.startswith("/api/v1/") for p in ops)
+    assert len(ops) == 12 and all(p.startswith("/api/v1/") for p in ops)
     for path, op in ops.items():
         assert "422" not in op["responses"], path
         if op.get("parameters"):

@@ -68,8 +68,16 @@ def test_logged_exports_come_back_after_the_mark_in_order_with_their_drops(
     tmp_path: Path,
 ) -> None:
     log = IngestLog(tmp_path)
-    first = log.append([(spans_table(2, "a"), {("log-app", "gen_ai.prompt"): 3})])
-    last = log.append([(spans_table(1, "b"), {}), (spans_table(0, "c"), {("x", "y"): 1})])
+    first = log.append(
+        [
+            (
+                spans_table(2, "a"),
+                {("log-app", "gen_ai.prompt"): 3},
+                {("log-app", "acme", "refused:not_evidence"): 2},
+            )
+        ]
+    )
+    last = log.append([(spans_table(1, "b"), {}, {}), (spans_table(0, "c"), {("x", "y"): 1}, {})])
     log.close()
     assert (first, last) == (Position(1, 1), Position(1, 3))
 
@@ -78,6 +86,8 @@ def test_logged_exports_come_back_after_the_mark_in_order_with_their_drops(
     assert [r.position for r in records] == [Position(1, 1), Position(1, 2), Position(1, 3)]
     assert records[0].drops == Counter({("log-app", "gen_ai.prompt"): 3})
     assert records[2].drops == Counter({("x", "y"): 1})
+    assert records[0].sources == Counter({("log-app", "acme", "refused:not_evidence"): 2})
+    assert records[1].sources == Counter()
     assert records[0].table.schema == SPAN_SCHEMA
     assert records[0].table.to_pylist() == spans_table(2, "a").to_pylist()
 
@@ -89,15 +99,15 @@ def test_a_torn_last_export_is_skipped_and_the_next_start_writes_a_new_segment(
     tmp_path: Path,
 ) -> None:
     log = IngestLog(tmp_path)
-    log.append([(spans_table(3, "a"), {})])
-    log.append([(spans_table(3, "b"), {})])
+    log.append([(spans_table(3, "a"), {}, {})])
+    log.append([(spans_table(3, "b"), {}, {})])
     log.close()
     (segment,) = tmp_path.glob("*.arrows")
     segment.write_bytes(segment.read_bytes()[:-40])  # a crash before the second fsync
 
     reopened = IngestLog(tmp_path)
     assert ids(reopened.unloaded()) == ["a"]
-    assert reopened.append([(spans_table(1, "c"), {})]) == Position(2, 1)
+    assert reopened.append([(spans_table(1, "c"), {}, {})]) == Position(2, 1)
     assert sorted(p.name for p in tmp_path.glob("*.arrows")) == [
         "0000000001.arrows",
         "0000000002.arrows",
@@ -111,16 +121,16 @@ def test_after_a_failed_append_the_next_goes_to_a_new_segment(
     # made to fail on cue) may leave a torn message, and a reader stops at the first one:
     # an export answered after it must not be written behind it.
     log = IngestLog(tmp_path)
-    log.append([(spans_table(1, "a"), {})])
+    log.append([(spans_table(1, "a"), {}, {})])
 
     def refuse(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(ingest_log_mod.os, "fsync", refuse)
     with pytest.raises(OSError):
-        log.append([(spans_table(1, "b"), {})])  # answered 503: its sender retries it
+        log.append([(spans_table(1, "b"), {}, {})])  # answered 503: its sender retries it
     monkeypatch.undo()
-    assert log.append([(spans_table(1, "c"), {})]) == Position(2, 1)
+    assert log.append([(spans_table(1, "c"), {}, {})]) == Position(2, 1)
     log.close()
     loaded = ids(IngestLog(tmp_path).unloaded())
     assert loaded[0] == "a" and loaded[-1] == "c"
@@ -131,12 +141,12 @@ def test_segments_are_numbered_past_the_mark_even_when_all_were_deleted(tmp_path
     # would put new exports "before" the mark, and a crash would skip them.
     log = IngestLog(tmp_path, Position(57, 3))
     assert list(log.unloaded()) == []
-    assert log.append([(spans_table(1, "a"), {})]) == Position(58, 1)
+    assert log.append([(spans_table(1, "a"), {}, {})]) == Position(58, 1)
 
 
 def test_wholly_loaded_segments_are_deleted(tmp_path: Path) -> None:
     log = IngestLog(tmp_path, segment_bytes=1)  # every append starts a segment
-    positions = [log.append([(spans_table(1, tag), {})]) for tag in "abc"]
+    positions = [log.append([(spans_table(1, tag), {}, {})]) for tag in "abc"]
     assert [p.segment for p in positions] == [1, 2, 3]
     log.loaded_through(Position(2, 1))
     assert sorted(p.stem for p in tmp_path.glob("*.arrows")) == ["0000000002", "0000000003"]
@@ -207,8 +217,8 @@ def test_a_start_loads_what_the_last_one_logged_but_did_not_load(tmp_path: Path)
     # file's mark (written here with the log alone; the collector test below kills one).
     db = tmp_path / "h.duckdb"
     log = IngestLog(directory_for(db))
-    log.append([(spans_table(3, "a"), {("log-app", "input.value"): 1})])
-    log.append([(spans_table(2, "b"), {}), (spans_table(3, "a"), {})])  # "a" re-sent
+    log.append([(spans_table(3, "a"), {("log-app", "input.value"): 1}, {})])
+    log.append([(spans_table(2, "b"), {}, {}), (spans_table(3, "a"), {}, {})])  # "a" re-sent
     log.close()
 
     store = DuckDBStore(db)

@@ -216,6 +216,21 @@ def test_drop_counts_add_up(dsn: str) -> None:
     store.close()
 
 
+def test_source_counts_add_up_and_keep_first_and_last_seen(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    for _ in range(2):
+        store.con.begin()
+        store.add_sources({("svc", "acme.agents", "refused:not_evidence"): 3})
+        store.con.commit()
+    con = store.cursor()
+    rows = con.execute(
+        "SELECT service, scope, outcome, count, first_seen_ns <= last_seen_ns FROM sources"
+    ).fetchall()
+    con.close()
+    assert [tuple(r) for r in rows] == [("svc", "acme.agents", "refused:not_evidence", 6, True)]
+    store.close()
+
+
 def test_statements_pass_a_literal_percent_through(dsn: str) -> None:
     store = PostgresStore(dsn)
     con = store.cursor()
@@ -280,7 +295,7 @@ def test_engine_tables_have_the_duckdb_columns_in_the_same_order(dsn: str, tmp_p
     same |= {"DATE": "date", "VARCHAR[]": "text[]"}
     tables = ["handoffs", "runs", "waits", "handoff_daily", "services"]
     tables += ["edge_hourly", "edge_runs", "edge_daily", "edge_runs_daily", "spans", "drops"]
-    tables += ["notifications", "meta"]
+    tables += ["notifications", "meta", "sources"]
     for table in tables:
         want = [
             (name, same[kind], null == "YES")
@@ -382,6 +397,7 @@ REGISTERED: dict[str, str | None] = {
     "hs_new_services": "service text",
     "hs_service_outcomes": "service text, first_outcome_ns bigint",
     "new_drops": "service text, attribute text, count bigint",
+    "new_sources": "service text, scope text, outcome text, count bigint, seen_ns bigint",
     "incoming_days": "day bigint",
     "new_spans": None,  # the spans columns but commit_seq, which insert_spans.sql stamps
 }

@@ -141,12 +141,12 @@ def test_a_group_keeps_the_first_of_each_span_and_counts_drops_of_exports_with_n
 ) -> None:
     # The writer's group step, on real Arrow tables and a real file: copies within the
     # group are removed (first kept, order kept), copies of stored spans are not
-    # inserted, and an export made only of copies (a retry) adds no drop counts.
+    # inserted, and an export made only of copies (a retry) adds no drop (or source) counts.
     from collections import Counter
     from concurrent.futures import Future
 
     from handoffscope.collector.processor.allowlist import SpanBatch
-    from handoffscope.collector.writer import _fresh_drops, _group_table, _Job
+    from handoffscope.collector.writer import _fresh_jobs, _group_table, _Job
 
     def table(ids: list[int], t0: int = 10**18) -> pa.Table:
         columns = {f.name: [None] * len(ids) for f in SPAN_SCHEMA}
@@ -178,7 +178,8 @@ def test_a_group_keeps_the_first_of_each_span_and_counts_drops_of_exports_with_n
         assert group.column("span_id").to_pylist() == [f"{i:016x}" for i in (3, 4, 1, 2, 5)]
         new = store.insert_new_spans(group, commit_seq=7)
         assert new.column("span_id").to_pylist() == [f"{i:016x}" for i in (3, 4, 5)]
-        assert _fresh_drops(jobs, new, group.num_rows) == Counter(
+        fresh = _fresh_jobs(jobs, new, group.num_rows)
+        assert sum((j.batch.drops for j in fresh), Counter()) == Counter(
             {("svc", "a"): 1, ("svc", "b"): 2}
         )
         assert store.count_spans() == 5

@@ -38,7 +38,7 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -53,6 +53,7 @@ SEGMENT_BYTES = 64 * 1024 * 1024
 """A segment is closed and a new one started once it is this large."""
 SUFFIX = ".arrows"
 _DROPS = b"drops"
+_SOURCES = b"sources"
 
 
 @dataclass(frozen=True, order=True)
@@ -75,11 +76,13 @@ class Position:
 
 @dataclass
 class Record:
-    """One logged export: its spans (SPAN_SCHEMA rows) and its dropped-attribute counts."""
+    """One logged export: its spans (SPAN_SCHEMA rows), its dropped-attribute counts and
+    its spans per source (SpanBatch.sources; absent from exports logged before it was)."""
 
     position: Position
     table: pa.Table
     drops: Counter
+    sources: Counter = field(default_factory=Counter)
 
 
 def directory_for(db: str | Path) -> Path:
@@ -162,13 +165,23 @@ class IngestLog:
             if metadata is not None and _DROPS in metadata:
                 for service, attribute, n in json.loads(metadata[_DROPS]):
                     drops[(service, attribute)] += n
-            yield Record(Position(segment, index), pa.Table.from_batches([batch]), drops)
+            sources: Counter = Counter()
+            if metadata is not None and _SOURCES in metadata:
+                for service, scope, outcome, n in json.loads(metadata[_SOURCES]):
+                    sources[(service, scope, outcome)] += n
+            yield Record(Position(segment, index), pa.Table.from_batches([batch]), drops, sources)
 
     # -- writing: the writer thread ----------------------------------------------------
 
-    def append(self, exports: Sequence[tuple[pa.Table, Mapping[tuple[str, str], int]]]) -> Position:
-        """Write exports (spans, dropped-attribute counts) and fsync; return the last one's
-        position. Raises OSError if the disk refuses; then nothing is answered."""
+    def append(
+        self,
+        exports: Sequence[
+            tuple[pa.Table, Mapping[tuple[str, str], int], Mapping[tuple[str, str, str], int]]
+        ],
+    ) -> Position:
+        """Write exports (spans, dropped-attribute counts, spans per source) and fsync;
+        return the last one's position. Raises OSError if the disk refuses; then nothing
+        is answered."""
         schema = exports[0][0].schema
         if (
             self._writer is None
@@ -179,8 +192,11 @@ class IngestLog:
             self._start_segment(schema)
         assert self._writer is not None and self._file is not None
         try:
-            for table, drops in exports:
-                metadata = {_DROPS: json.dumps([[s, a, n] for (s, a), n in drops.items()])}
+            for table, drops, sources in exports:
+                metadata = {
+                    _DROPS: json.dumps([[s, a, n] for (s, a), n in drops.items()]),
+                    _SOURCES: json.dumps([[*key, n] for key, n in sources.items()]),
+                }
                 self._writer.write_batch(_one_batch(table), custom_metadata=metadata)
                 self._count += 1
             self._file.flush()

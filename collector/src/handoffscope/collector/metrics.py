@@ -15,6 +15,7 @@ Names (docs/api.md):
 | `handoffscope_http_inflight_bytes` | gauge | request header and body bytes being read now (at most `--max-inflight-bytes` of each) |
 | `handoffscope_log_lines_suppressed_total` | counter | log lines not written because the same message was logged too often (at most `LOG_BURST` per message per minute) |
 | `handoffscope_export_requests_total{transport,result}` | counter | exports answered, by `http`/`grpc` and outcome |
+| `handoffscope_otlp_discarded_total{transport,signal}` | counter | OTLP `logs` and `metrics` exports accepted and discarded (the collector judges traces only; an app that sends all three signals to one endpoint gets no export errors) |
 | `handoffscope_commits_total` | counter | group commits (each may carry several exports) |
 | `handoffscope_commit_failures_total` | counter | exports whose commit failed (answered 503 / UNAVAILABLE) |
 | `handoffscope_queue_depth` | gauge | exports waiting for the writer |
@@ -67,6 +68,9 @@ UNSUPPORTED = "unsupported_media_type"
 UNAUTHORIZED = "unauthorized"
 OVERLOADED = "overloaded"
 UNAVAILABLE = "unavailable"
+
+SIGNALS = ("logs", "metrics")
+"""OTLP signals other than traces: accepted and discarded (`discarded`)."""
 
 OTHER_SERVICES = "(other)"
 """`service` label summing the drops of services outside the top `max_services`."""
@@ -121,6 +125,7 @@ class Metrics:
         self._refused: Counter = Counter()
         self._closed: Counter = Counter()
         self._requests: Counter = Counter()
+        self._discarded: Counter = Counter()
         self.refusal_reasons: tuple[str, ...] = ()
         self.close_reasons: tuple[str, ...] = ()
         """Label values served at 0 before their first count (set by the server), so a
@@ -156,6 +161,11 @@ class Metrics:
     def export_answered(self, transport: str, result: str) -> None:
         with self._lock:
             self._requests[(transport, result)] += 1
+
+    def discarded(self, transport: str, signal: str) -> None:
+        """One OTLP logs or metrics export accepted and thrown away."""
+        with self._lock:
+            self._discarded[(transport, signal)] += 1
 
     def add_committed(
         self,
@@ -199,6 +209,8 @@ class Metrics:
             refused = sorted({**dict.fromkeys(self.refusal_reasons, 0), **self._refused}.items())
             closed = sorted({**dict.fromkeys(self.close_reasons, 0), **self._closed}.items())
             requests = sorted(self._requests.items())
+            zero = {(t, s): 0 for t in (HTTP, GRPC) for s in SIGNALS}
+            discarded = sorted({**zero, **self._discarded}.items())
         out: list[str] = []
         for name, help_ in _COUNTERS.items():
             full = f"handoffscope_{name}_total"
@@ -227,6 +239,12 @@ class Metrics:
             f"# TYPE {full} counter",
         ]
         out += [f'{full}{{transport="{t}",result="{r}"}} {n}' for (t, r), n in requests]
+        full = "handoffscope_otlp_discarded_total"
+        out += [
+            f"# HELP {full} OTLP logs and metrics exports accepted and discarded (traces only).",
+            f"# TYPE {full} counter",
+        ]
+        out += [f'{full}{{transport="{t}",signal="{s}"}} {n}' for (t, s), n in discarded]
         full = "handoffscope_http_connections_closed_total"
         out += [
             f"# HELP {full} HTTP connections closed or lost early, by reason.",

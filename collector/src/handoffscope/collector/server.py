@@ -8,6 +8,8 @@ one FastAPI app, `query.api.query_app`) that serves, on one port:
 - `POST /v1/traces` — OTLP/HTTP receiver (`receiver/otlp_http.py`), a plain Starlette
   route like the next two: they take raw bytes and write their own answers, nothing a
   parameter or response model would describe;
+- `POST /v1/logs`, `POST /v1/metrics` — accepted and discarded (traces only; an app that
+  exports every signal to one endpoint gets no export errors);
 - `GET /healthz` — `{"status", "schema_version", "store_version", "spans_stored",
   "judge_lag_seconds", "judge_pending_commits"}`, no auth;
 - `GET /metrics` — Prometheus text (`metrics.py`, with the health families of `health.py`);
@@ -257,6 +259,7 @@ def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
 
     raw = [
         Route(otlp_http.PATH, receiver.export, methods=["POST"]),
+        *(Route(path, receiver.discard, methods=["POST"]) for path in otlp_http.DISCARDED_PATHS),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics_text, methods=["GET"]),
     ]

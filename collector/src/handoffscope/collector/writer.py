@@ -237,7 +237,9 @@ class Writer:
             ):
                 self._load(pending, retry=False)
                 pending, spans = [], 0
-            batch = SpanBatch(columns={}, count=n, received=0, drops=record.drops)
+            batch = SpanBatch(
+                columns={}, count=n, received=0, drops=record.drops, sources=record.sources
+            )
             pending.append((record.position, [_Job(record.table, batch, None)]))
             spans += n
             exports += 1
@@ -348,7 +350,9 @@ class Writer:
         """Append a group to the ingest log, answer it, hand it to the loader."""
         assert self.log is not None
         try:
-            position = self.log.append([(job.table, job.batch.drops) for job in jobs])
+            position = self.log.append(
+                [(job.table, job.batch.drops, job.batch.sources) for job in jobs]
+            )
         except Exception as exc:
             log.error("ingest log write failed; exports answered 503: %s", exc, exc_info=True)
             self.metrics.inc("commit_failures", len(jobs))
@@ -464,8 +468,10 @@ class Writer:
         seq = self.store.next_commit_seq(self.commit_seq)
         try:
             new_spans = self.store.insert_new_spans(table, commit_seq=seq)
-            drops = _fresh_drops(jobs, new_spans, sum(job.table.num_rows for job in jobs))
+            fresh = _fresh_jobs(jobs, new_spans, sum(job.table.num_rows for job in jobs))
+            drops = sum((job.batch.drops for job in fresh), Counter())
             self.store.add_drops(drops)
+            self.store.add_sources(sum((job.batch.sources for job in fresh), Counter()))
             if mark is not None:
                 self.store.set_meta(MARK_KEY, str(mark))
             con.commit()
@@ -517,8 +523,9 @@ def _settle(future: Future, error: BaseException | None) -> None:
             future.set_exception(error)
 
 
-def _fresh_drops(jobs: list[_Job], new_spans: pa.Table, offered: int) -> Counter:
-    """Drops of the exports that brought at least one new span.
+def _fresh_jobs(jobs: list[_Job], new_spans: pa.Table, offered: int) -> list[_Job]:
+    """The exports of a group that brought at least one new span: their drops and spans
+    per source are counted, the others' are not.
 
     An exporter retrying an export that was already committed (its first answer was lost)
     re-sends the same content attributes; counting them again would inflate the drops an
@@ -527,18 +534,16 @@ def _fresh_drops(jobs: list[_Job], new_spans: pa.Table, offered: int) -> Counter
     a retry can be loaded beside the export it repeats): a span new to the store counts
     for the first export of the group that carries it.
     """
-    drops: Counter = Counter()
     if new_spans.num_rows == offered:  # the usual case: nothing was a copy
-        for job in jobs:
-            drops.update(job.batch.drops)
-        return drops
+        return jobs
+    fresh = []
     unclaimed = set(span_keys(new_spans).to_pylist())
     for job in jobs:
         keys = set(span_keys(job.table).to_pylist()) if job.table.num_rows else set()
         if not keys or keys & unclaimed:
-            drops.update(job.batch.drops)
+            fresh.append(job)
         unclaimed -= keys
-    return drops
+    return fresh
 
 
 def _group_table(jobs: list[_Job]) -> pa.Table:

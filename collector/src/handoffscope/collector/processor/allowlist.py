@@ -30,6 +30,15 @@ derived times overflow and failed its whole export, every retry). Refused, it is
 counted reason in `partial_success` and `handoffscope_spans_refused_total{reason}`, and
 its neighbours in the export are stored.
 
+Every span is also counted per (service, instrumentation scope, outcome) in
+`SpanBatch.sources` — kept as evidence, or refused and why — so what a sender's
+instrumentation sends and what became of it is listed (`GET /api/v1/sources`, the
+dashboard's Sources page), and the first spans of a scope refused as not evidence are
+named in the collector's log (once an hour per service and scope): a team that adds the
+collector as one more OTLP destination learns why its board stays empty. Scope names are
+the sender's: one that is not a plain identifier is counted as `(unreadable scope)`, and
+at most `MAX_SOURCE_KEYS` (service, scope) pairs are told apart.
+
 Output is column lists, one per `spans` column, ready for one Arrow table per export:
 building rows as dicts and converting later would cost a second pass.
 
@@ -42,6 +51,8 @@ is `compile_check`, which a property test holds equal to `semconv.check_value`.
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 from collections import Counter
@@ -73,6 +84,25 @@ EARLIEST_NS = 946_684_800 * 1_000_000_000
 """2000-01-01T00:00:00Z: no evidence span of this product can be older."""
 DEFAULT_MAX_CLOCK_SKEW_S = 86_400.0
 """How far ahead of the collector's clock a span may end (a sender's clock may be off)."""
+
+SOURCE_EVIDENCE = "evidence"
+"""`sources` outcome: contract spans kept (the shim's, or a translator's evidence)."""
+SOURCE_REFUSED = "refused:"
+"""`sources` outcome prefix of spans refused, followed by the reason (REFUSED_*)."""
+SOURCE_TRANSLATED = "translated:"
+"""`sources` outcome prefix of foreign spans a translator read, followed by its source code."""
+NO_SCOPE = "(no scope name)"
+UNREADABLE_SCOPE = "(unreadable scope)"
+OTHER_SCOPES = "(other)"
+MAX_SOURCE_KEYS = 1000
+"""Distinct (service, scope) pairs counted apart; later ones are counted as `(other)`."""
+SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9_.:/@+-]{1,128}$")
+"""What a scope name may look like to be shown: an instrumentation library's name."""
+WARN_EVERY_S = 3600.0
+"""A (service, scope) whose spans are refused as not evidence is named in the log at most
+this often."""
+
+log = logging.getLogger(__name__)
 
 _SERVICE_SPEC = sc.AttributeSpec(sc.SERVICE_NAME, sc.STR, max_len=sc.MAX_NAME_LEN)
 _SPAN_NAMES = frozenset(sc.SPAN_NAMES)
@@ -203,6 +233,9 @@ class SpanBatch:
     """(service, attribute name) -> values dropped."""
     refused: Counter = field(default_factory=Counter)
     """Refusal reason code (REFUSED_*) -> spans refused for it."""
+    sources: Counter = field(default_factory=Counter)
+    """(service, scope, outcome) -> spans: SOURCE_EVIDENCE, SOURCE_REFUSED + reason,
+    SOURCE_TRANSLATED + source code."""
 
 
 class Allowlist:
@@ -219,6 +252,8 @@ class Allowlist:
         self._max_skew_ns = int(max_clock_skew_s * 1e9)
         self._clock = clock
         self._drop_keys: set[tuple[str, str]] = set()
+        self._source_keys: set[tuple[str, str]] = set()
+        self._warned: dict[tuple[str, str], float] = {}
         # Encoded attribute -> outcome, for attributes KEPT: a contract value recurs
         # (agent names, statuses, flags) and is decided once, not once per span. Only
         # kept ones are remembered, so what stays in memory is checked contract values,
@@ -238,6 +273,44 @@ class Allowlist:
                 return (service, OTHER_NAMES)
             self._drop_keys.add(key)
         return key
+
+    def source_key(self, service: str, scope: str) -> tuple[str, str]:
+        """(service, scope label) as counted: the scope name if it reads as one (else
+        UNREADABLE_SCOPE), OTHER_SCOPES past MAX_SOURCE_KEYS pairs."""
+        if not scope:
+            scope = NO_SCOPE
+        elif not SCOPE_PATTERN.match(scope):
+            scope = UNREADABLE_SCOPE
+        key = (service, scope)
+        if key in self._source_keys:
+            return key
+        with self._lock:
+            if len(self._source_keys) >= self._max_drop_keys:
+                return (service, OTHER_SCOPES)
+            self._source_keys.add(key)
+        return key
+
+    def _warn_not_judged(self, sources: Counter) -> None:
+        """Name, in the log, the scopes whose spans were refused as not evidence (at most
+        once per WARN_EVERY_S per service and scope)."""
+        now = time.monotonic()
+        for (service, scope, outcome), n in sources.items():
+            if outcome != SOURCE_REFUSED + REFUSED_NOT_EVIDENCE:
+                continue
+            last = self._warned.get((service, scope))
+            if last is not None and now - last < WARN_EVERY_S:
+                continue
+            self._warned[(service, scope)] = now
+            log.warning(
+                "refused %d spans of instrumentation scope %r from service %r: they are not "
+                "handoff evidence and no translator reads that scope, so nothing of them is "
+                "judged. GET /api/v1/sources (or the dashboard's Sources page) lists every "
+                "source and what became of its spans; docs/foreign-spans.md lists the "
+                "instrumentations that are judged.",
+                n,
+                scope,
+                service,
+            )
 
     def process(
         self,
@@ -278,6 +351,11 @@ class Allowlist:
         # (service, raw name); folded through _drop_key below
         raw_drops: Counter = Counter(translation.drops) if translation else Counter()
         refused: Counter = Counter()
+        sources: Counter = Counter()
+        if translation is not None:
+            # INTEGRATION: Translation.scopes_read lands with the GenAI translator's change.
+            for (service, scope, source), n in getattr(translation, "scopes_read", {}).items():
+                sources[(*self.source_key(service, scope), SOURCE_TRANSLATED + source)] += n
         refused_names: list[str] = []
         kept = 0
         # One reading of the clock per export: the window is the same for all its spans.
@@ -292,9 +370,16 @@ class Allowlist:
                 if kv.key != sc.SERVICE_NAME or service == UNKNOWN_SERVICE:
                     raw_drops[(service, kv.key)] += 1
             for ss in rs.scope_spans:
+                scope_name = ""
                 if ss.scope:
-                    for kv in merged(InstrumentationScope, ss.scope).attributes:
+                    scope = merged(InstrumentationScope, ss.scope)
+                    scope_name = scope.name
+                    for kv in scope.attributes:
                         raw_drops[(service, kv.key)] += 1
+                if not ss.spans:
+                    continue
+                kept_before = kept
+                refused_before = dict(refused)
                 for span in ss.spans:
                     name = span.name
                     if name not in _SPAN_NAMES:
@@ -362,6 +447,13 @@ class Allowlist:
                     c_start[kept] = start
                     c_end[kept] = end
                     kept += 1
+                service_scope = self.source_key(service, scope_name)
+                if kept > kept_before:
+                    sources[(*service_scope, SOURCE_EVIDENCE)] += kept - kept_before
+                for reason, n in refused.items():
+                    n -= refused_before.get(reason, 0)
+                    if n:
+                        sources[(*service_scope, SOURCE_REFUSED + reason)] += n
 
         if kept < total:
             for values in columns.values():
@@ -383,7 +475,10 @@ class Allowlist:
             error_message=_refusal_message(refused, refused_names, total) if rejected else "",
             drops=drops,
             refused=refused,
+            sources=sources,
         )
+        if refused.get(REFUSED_NOT_EVIDENCE):
+            self._warn_not_judged(sources)
         return batch, unread
 
 

@@ -62,6 +62,7 @@ from . import models as m
 from . import openapi
 from .params import INT64_MAX, INT64_MIN, NS, BadParam
 from .path_summary import summarise
+from .sources import fold, translator_infos
 
 log = logging.getLogger(__name__)
 
@@ -819,6 +820,12 @@ class QueryAPI:
     def drops(self, cur, now: int) -> m.Drops:
         return m.Drops.model_validate({"drops": _rows(cur, "drops", {})})
 
+    def sources(self, cur, now: int) -> m.Sources:
+        return m.Sources(
+            sources=fold(_rows(cur, "sources", {}), SOURCE_LABELS, iso),
+            translators=translator_infos(SOURCES),
+        )
+
     # --- the routes ------------------------------------------------------------------------
 
     def router(self) -> APIRouter:
@@ -949,6 +956,18 @@ class QueryAPI:
         )
         def drops() -> Response:
             return self.answer(self.drops)
+
+        @get(
+            "/sources",
+            m.Sources,
+            "Sources",
+            "Every instrumentation scope that sent spans, per service: spans received, "
+            "how many became handoff evidence, how many were refused and why, and what to "
+            "do about it; and the instrumentations this collector translates.",
+            responses={},
+        )
+        def sources() -> Response:
+            return self.answer(self.sources)
 
         return router
 

@@ -545,6 +545,35 @@ class Drop(Answer):
     count: int
 
 
+class Source(Answer):
+    """One instrumentation scope of one service, and what became of its spans."""
+
+    service: str
+    scope: str = Field(
+        description="The OTLP instrumentation scope name (`(no scope name)`, `(unreadable "
+        "scope)` for one that is not a plain identifier, `(other)` past the collector's bound)."
+    )
+    status: Annotated[str, OneOf(("judged", "read", "refused"))] = Field(
+        description="`judged`: some of its spans became handoff evidence; `read`: a "
+        "translator reads them, none was evidence yet; `refused`: nothing of it is judged."
+    )
+    translator: str | None = Field(description="`handoff.source` of the translator that reads it.")
+    translator_label: str | None
+    spans_received: int
+    evidence_spans: int = Field(description="Contract spans kept (translated evidence included).")
+    refused_spans: int
+    refused_by_reason: dict[str, int]
+    first_seen_at: IsoTime
+    last_seen_at: IsoTime
+    advice: str = Field(description="What this means and what to do, in one sentence.")
+
+
+class TranslatorInfo(Answer):
+    source: str
+    label: str
+    scopes: list[str] = Field(description="Instrumentation scopes it claims by name.")
+
+
 # --- answers, one per endpoint ------------------------------------------------------------------
 
 
@@ -604,3 +633,10 @@ class Weekly(Answer):
 
 class Drops(Answer):
     drops: list[Drop]
+
+
+class Sources(Answer):
+    sources: list[Source]
+    translators: list[TranslatorInfo] = Field(
+        description="The other instrumentations this collector translates."
+    )

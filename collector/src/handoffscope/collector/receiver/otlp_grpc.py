@@ -15,6 +15,11 @@ The method is registered with raw-bytes (de)serializers and decoded here, so an
 undecodable payload gets INVALID_ARGUMENT with a clear message instead of gRPC's generic
 INTERNAL "Exception deserializing request". Compressed requests (gzip) are inflated by
 gRPC itself.
+
+The logs and metrics services' `Export` are answered OK with an empty response and their
+payload thrown away, undecoded (`DISCARDED_SERVICES`; see receiver/otlp_http.py for why):
+an app whose documented setup exports every signal to this endpoint would otherwise log
+UNIMPLEMENTED on each export.
 """
 
 from __future__ import annotations
@@ -35,9 +40,14 @@ from handoffscope.collector.pipeline import (
     retry_after_full,
 )
 from handoffscope.collector.receiver import decode
+from handoffscope.collector.receiver.otlp_http import note_discarded
 from handoffscope.collector.writer import QueueFull, WriterClosed
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+DISCARDED_SERVICES = {
+    "opentelemetry.proto.collector.logs.v1.LogsService": "logs",
+    "opentelemetry.proto.collector.metrics.v1.MetricsService": "metrics",
+}
 WORKERS = 8
 """Concurrent Export calls; each mostly waits for its commit."""
 MAX_CONCURRENT_RPCS = 2 * WORKERS
@@ -68,6 +78,24 @@ class OTLPGRPCReceiver:
         if retry_s is not None:
             context.set_trailing_metadata(_retry_info(retry_s))
         context.abort(code, message)
+
+    def discarder(self, signal: str):
+        """The `Export` of a signal the collector does not keep: OK, empty, nothing read."""
+
+        def export(request: bytes, context: grpc.ServicerContext) -> bytes:
+            if self.token:
+                metadata = dict(context.invocation_metadata())
+                if not bearer_ok(metadata.get("authorization"), self.token):
+                    context.abort(
+                        grpc.StatusCode.UNAUTHENTICATED,
+                        "missing or wrong bearer token (metadata authorization: Bearer "
+                        "<HANDOFFSCOPE_TOKEN>)",
+                    )
+            self.metrics.discarded(m.GRPC, signal)
+            note_discarded(signal, m.GRPC)
+            return b""
+
+        return export
 
     def export(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         received_ns = time.time_ns()
@@ -146,8 +174,19 @@ def start_grpc_server(
     handler = grpc.unary_unary_rpc_method_handler(
         receiver.export, request_deserializer=None, response_serializer=None
     )
+    discarders = [
+        grpc.method_handlers_generic_handler(
+            service,
+            {
+                "Export": grpc.unary_unary_rpc_method_handler(
+                    receiver.discarder(signal), request_deserializer=None, response_serializer=None
+                )
+            },
+        )
+        for service, signal in DISCARDED_SERVICES.items()
+    ]
     server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),)
+        (grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}), *discarders)
     )
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:

@@ -1,5 +1,12 @@
 """OTLP/HTTP receiver: `POST /v1/traces`, per the OTLP specification.
 
+`POST /v1/logs` and `POST /v1/metrics` are accepted and discarded (`discard`): the
+collector judges traces only, but frameworks' documented setups (Microsoft Agent
+Framework's, for one) export all three signals to one endpoint, and a 404 there fills the
+app's log with export errors. Their bodies are read within the same limits and never
+decoded or kept; each export is counted (`handoffscope_otlp_discarded_total`) and the
+first of each signal is named in the log once an hour.
+
 | request | answer |
 |---|---|
 | protobuf or JSON export, committed | 200, `ExportTraceServiceResponse` in the request's encoding; `partial_success {rejected_spans, error_message}` when spans were refused (the rest are stored) |
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from concurrent.futures import Future
 
@@ -56,9 +64,30 @@ from handoffscope.collector.receiver import decode
 from handoffscope.collector.writer import QueueFull, WriterClosed
 
 PATH = "/v1/traces"
+DISCARDED_PATHS = {"/v1/logs": "logs", "/v1/metrics": "metrics"}
+"""OTLP signals accepted and thrown away, by path (`OTLPHTTPReceiver.discard`)."""
 OFF_LOOP_BYTES = 256 * 1024
 """Bodies larger than this are decoded in a worker thread (see the module docstring)."""
 _CLOSE = {"Connection": "close"}
+DISCARD_NOTE_EVERY_S = 3600.0
+
+log = logging.getLogger(__name__)
+_noted: dict[str, float] = {}
+
+
+def note_discarded(signal: str, transport: str) -> None:
+    """Say in the log, once an hour per signal, that its exports are thrown away."""
+    now = time.monotonic()
+    last = _noted.get(signal)
+    if last is not None and now - last < DISCARD_NOTE_EVERY_S:
+        return
+    _noted[signal] = now
+    log.info(
+        "OTLP %s exports received over %s are accepted and discarded: the collector judges "
+        "traces only (nothing of them is stored; handoffscope_otlp_discarded_total counts them)",
+        signal,
+        transport,
+    )
 
 
 class _NoBudget(Exception):
@@ -230,6 +259,59 @@ class OTLPHTTPReceiver:
             answer = json_format.MessageToJson(response, indent=None).encode()
         result = m.PARTIAL if batch.rejected else m.OK
         return self._answer(result, Response(answer, media_type=content_type))
+
+    async def discard(self, request: Request) -> Response:
+        """`POST /v1/logs`, `/v1/metrics`: read within the limits, answer an empty success
+        in the request's encoding, keep nothing (see the module docstring)."""
+        signal = DISCARDED_PATHS[request.url.path]
+        content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if not bearer_ok(request.headers.get("authorization"), self.token):
+            return _status_response(
+                401,
+                code_pb2.UNAUTHENTICATED,
+                "missing or wrong bearer token (Authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
+                content_type,
+                {"WWW-Authenticate": 'Bearer realm="handoffscope"'},
+            )
+        if content_type not in decode.CONTENT_TYPES:
+            return _status_response(
+                415,
+                code_pb2.INVALID_ARGUMENT,
+                f"Content-Type {content_type or '(none)'!r} is not supported; "
+                f"send {decode.PROTOBUF} or {decode.JSON}",
+                decode.JSON,
+            )
+        reservation = _Reservation(self.inflight)
+        try:
+            declared = int(request.headers.get("content-length", "0") or 0)
+            if declared > self.max_body_bytes:
+                raise decode.BodyTooLarge(
+                    f"Content-Length {declared} exceeds {self.max_body_bytes} bytes "
+                    "(--max-body-bytes)"
+                )
+            reservation.take(max(declared, 0))
+            await _read_body(request, self.max_body_bytes, reservation)
+        except (decode.BodyTooLarge, ValueError) as exc:
+            return _status_response(
+                413, code_pb2.RESOURCE_EXHAUSTED, str(exc), content_type, dict(_CLOSE)
+            )
+        except _NoBudget as exc:
+            return _status_response(
+                429,
+                code_pb2.RESOURCE_EXHAUSTED,
+                f"collector busy: {exc}; retry later",
+                content_type,
+                {"Retry-After": str(RETRY_AFTER_S), **_CLOSE},
+            )
+        except ClientDisconnect:
+            return Response(status_code=400)
+        finally:
+            reservation.release()
+        self.metrics.discarded(m.HTTP, signal)
+        note_discarded(signal, m.HTTP)
+        # An empty Export{Logs,Metrics}ServiceResponse: no partial_success, all accepted.
+        body = b"" if content_type == decode.PROTOBUF else b"{}"
+        return Response(body, media_type=content_type)
 
     def _decode_and_accept(
         self, body: bytearray, encoding: str, content_type: str, received_ns: int

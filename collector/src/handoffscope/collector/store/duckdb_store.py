@@ -15,6 +15,7 @@ Tables (DDL in `sql/ddl/`, applied in the order of `sql/ddl/_order`):
 - `spans`: one row per accepted evidence span; fixed columns plus ONE typed column per
   contract attribute (`semconv.ATTRIBUTES`, '.' -> '_'). See `sql/ddl/0002_spans.sql`.
 - `drops`: attributes the allowlist removed, counted per (service, attribute name).
+- `sources`: every span received, counted per (service, instrumentation scope, outcome).
 - `notifications`: what the notifier sent (or will resend) per event and destination,
   so a restart does not send twice (`sql/ddl/0007_notifications.sql`, docs/alerts.md).
 - `meta`: `store_version` and `semconv_version` stamps.
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -108,6 +110,32 @@ SPAN_SCHEMA = pa.schema(
 DROPS_SCHEMA = pa.schema(
     [("service", pa.string()), ("attribute", pa.string()), ("count", pa.int64())]
 )
+
+
+SOURCES_SCHEMA = pa.schema(
+    [
+        ("service", pa.string()),
+        ("scope", pa.string()),
+        ("outcome", pa.string()),
+        ("count", pa.int64()),
+        ("seen_ns", pa.int64()),
+    ]
+)
+
+
+def sources_table(sources: Mapping[tuple[str, str, str], int], seen_ns: int) -> pa.Table:
+    """A group commit's spans per source, {(service, scope, outcome): count}, as rows."""
+    keys = list(sources)
+    return pa.Table.from_arrays(
+        [
+            pa.array([k[0] for k in keys], pa.string()),
+            pa.array([k[1] for k in keys], pa.string()),
+            pa.array([k[2] for k in keys], pa.string()),
+            pa.array([sources[k] for k in keys], pa.int64()),
+            pa.array([seen_ns] * len(keys), pa.int64()),
+        ],
+        schema=SOURCES_SCHEMA,
+    )
 
 
 def drops_table(drops: Mapping[tuple[str, str], int]) -> pa.Table:
@@ -277,6 +305,12 @@ class DuckDBStore:
         if drops:
             with statements.registered(self.con, {"new_drops": drops_table(drops)}):
                 statements.run(self.con, "upsert_drops")
+
+    def add_sources(self, sources: Mapping[tuple[str, str, str], int]) -> None:
+        if sources:
+            table = sources_table(sources, time.time_ns())
+            with statements.registered(self.con, {"new_sources": table}):
+                statements.run(self.con, "upsert_sources")
 
     def delete_expired(self, cutoff_ns: int) -> int:
         """Delete spans that ended before `cutoff_ns`; return how many."""

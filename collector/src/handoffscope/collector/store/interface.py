@@ -54,6 +54,9 @@ class Store(Protocol):
 
     def add_drops(self, drops: Mapping[tuple[str, str], int]) -> None: ...
 
+    def add_sources(self, sources: Mapping[tuple[str, str, str], int]) -> None:
+        """Add spans per (service, scope, outcome) (`SpanBatch.sources`)."""
+
     def delete_expired(self, cutoff_ns: int) -> int: ...
 
     def max_commit_seq(self) -> int: ...

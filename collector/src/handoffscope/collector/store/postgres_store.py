@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from handoffscope.instrumentation import semconv as sc
 
 from . import statements
-from .duckdb_store import SEMCONV_VERSION_KEY, STORE_VERSION_KEY, drops_table
+from .duckdb_store import SEMCONV_VERSION_KEY, STORE_VERSION_KEY, drops_table, sources_table
 from .steps import StoreError, apply_steps, ddl_dir, read_steps, require_steps
 
 log = logging.getLogger(__name__)
@@ -382,6 +382,12 @@ class PostgresStore:
         if drops:
             with statements.registered(self.con.raw, {"new_drops": drops_table(drops)}):
                 statements.run(self.con.raw, "upsert_drops")
+
+    def add_sources(self, sources: Mapping[tuple[str, str, str], int]) -> None:
+        if sources:
+            table = sources_table(sources, time.time_ns())
+            with statements.registered(self.con.raw, {"new_sources": table}):
+                statements.run(self.con.raw, "upsert_sources")
 
     def delete_expired(self, cutoff_ns: int) -> int:
         """Delete spans that ended before `cutoff_ns`, drop emptied days; return how many."""
