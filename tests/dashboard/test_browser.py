@@ -57,6 +57,7 @@ PAGES = [
         "weekly_review",
         ["Weekly review", "Rejection rate, last week", "This week so far", "Download CSV"],
     ),
+    ("sources", "sources", ["Sources", "Instrumentation scope", "What this collector reads"]),
 ]
 
 

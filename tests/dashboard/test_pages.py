@@ -242,6 +242,40 @@ def test_service_filter_on_lists_hides_other_services(seeded_api, monkeypatch):
     assert set(tables(at)[0]["Edge"]) == {"support → billing"}
 
 
+def test_sources_page_puts_an_unread_scope_first_and_the_live_board_says_so(
+    collector_factory, monkeypatch
+):
+    # A team added the collector as one more OTLP destination: the shim's spans beside an
+    # HTTP client instrumentation's, which nothing reads.
+    from support.otlp import export_request, otlp_span
+
+    proc = collector_factory()
+    shim = otlp_span(sc.SPAN_REQUEST, {sc.RUN_ID: "src-run", sc.HANDOFF_ID: "h1",
+                                        sc.FROM_AGENT: "triage", sc.TO_AGENT: "billing"})  # fmt: skip
+    for scope, spans in (
+        (sc.INSTRUMENTATION_SCOPE, [shim]),
+        ("opentelemetry.instrumentation.httpx", [otlp_span("GET"), otlp_span("POST")]),
+    ):
+        body = export_request(spans, service=SUPPORT, scope=scope).SerializeToString()
+        assert proc.post_traces(body).status_code == 200
+    proc.loaded()
+
+    at = open_page("sources", monkeypatch, proc.http_endpoint)
+    assert not at.error
+    table = _with(at, "Instrumentation scope")[0]
+    first = table.iloc[0]
+    assert first["Instrumentation scope"] == "opentelemetry.instrumentation.httpx"
+    assert first["Status"].endswith("not judged") and first["Refused"] == 2
+    assert "no translator reads" in first["Advice"]
+    judged = _row(table, "Instrumentation scope", sc.INSTRUMENTATION_SCOPE)
+    assert judged["Status"].endswith("judged") and judged["Evidence"] == 1
+    assert any("sent spans that are not judged" in w.value for w in at.warning)
+
+    live = open_page("live", monkeypatch, proc.http_endpoint)
+    warnings = " ".join(w.value for w in live.warning)
+    assert "opentelemetry.instrumentation.httpx" in warnings and "(sources)" in warnings
+
+
 # --- empty, unreachable, refused ---------------------------------------------------------
 
 

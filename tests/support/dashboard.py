@@ -15,6 +15,7 @@ PAGES = (
     "false_completions",
     "run_detail",
     "weekly_review",
+    "sources",
 )
 """Every page of the router (`app.py`), the landing page first; a page is
 `views/<name>.py`."""

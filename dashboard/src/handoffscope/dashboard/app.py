@@ -1,9 +1,11 @@
 """The dashboard's entry point and router: `streamlit run app.py` (via `handoffscope dashboard`).
 
-Eight pages, one file each under `views/`, in the order people reach for them: the live
+Nine pages, one file each under `views/`, in the order people reach for them: the live
 board and the approvals escalation list for the operator on shift, the runs search and
 the drill-downs (control flow, loops, false completions), the run detail an on-call
-engineer opens from a link (`run_detail?run_id=<id>`), and the weekly review. Every
+engineer opens from a link (`run_detail?run_id=<id>`), the weekly review, and Sources
+(which instrumentations send spans and whether they are judged: the first page to open
+when the board stays empty). Every
 page's filters and selections are in its URL (`urlstate`), with a copy-link box.
 
 The router draws the sidebar filters before the page runs (see `layout.sidebar_filters`)
@@ -64,11 +66,16 @@ weekly_review = st.Page(
     url_path="weekly_review",
 )
 
+sources = st.Page(
+    VIEWS / "sources.py", title="Sources", icon=":material/input:", url_path="sources"
+)
+
 page = st.navigation(
     {
         "Now": [live, approvals],
         "Investigate": [runs, control_flow, loops, false_completions, run_detail],
         "Review": [weekly_review],
+        "Setup": [sources],
     }
 )
 
@@ -78,8 +85,9 @@ if page.url_path == weekly_review.url_path:
     layout.sidebar_filters(page.url_path, weeks=True)
 elif page.url_path == live.url_path:  # the default page lives at the root URL, ""
     layout.sidebar_filters("live", default_window="Last hour")
-elif page.url_path == approvals.url_path:
-    layout.sidebar_filters(page.url_path, window=False)  # an open wait counts whatever its age
+elif page.url_path in (approvals.url_path, sources.url_path):
+    # An open wait counts whatever its age; sources are counted all time.
+    layout.sidebar_filters(page.url_path, window=False)
 else:
     layout.sidebar_filters(page.url_path)
 layout.sidebar_connection()

@@ -224,10 +224,16 @@ BY_EDGE_COLUMNS = ["week", "from_agent", "to_agent", "handoffs", "rejections", "
 BY_AGENT_COLUMNS = ["week", "agent", "handoffs", "rejections", "rate"]
 BY_EDGE_REASON_COLUMNS = ["week", "from_agent", "to_agent", "reason", "count", "rate"]
 DROP_COLUMNS = ["service", "attribute", "count"]
+SOURCE_COLUMNS = [
+    "service", "scope", "status", "translator", "translator_label", "spans_received",
+    "evidence_spans", "refused_spans", "refused_by_reason", "first_seen_at", "last_seen_at",
+    "advice",
+]  # fmt: skip
+TRANSLATOR_COLUMNS = ["source", "label", "scopes"]
 
 TIME_COLUMNS = {
     "started_at", "last_seen_at", "ended_at", "requested_at", "last_handoff_at", "deadline",
-    "checkpointed_at", "minute", "at", "start", "end",
+    "checkpointed_at", "minute", "at", "start", "end", "first_seen_at",
 }  # fmt: skip
 
 
@@ -561,6 +567,24 @@ def drops(service: str | None) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+def _sources(api: str, token: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    path = f"{API_PREFIX}/sources"
+    body = _json(api, token, path)
+    return (
+        frame(_list(body, "sources", path), SOURCE_COLUMNS),
+        frame(_list(body, "translators", path), TRANSLATOR_COLUMNS),
+    )
+
+
+def sources(service: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every instrumentation scope that sent spans, per service, and what became of them;
+    and the instrumentations the collector translates (docs/api.md, /sources)."""
+    c = connection()
+    df, translators = _sources(c.api, c.token)
+    return (df if service is None else df[df["service"] == service]), translators
+
+
+@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
 def _false_completions(
     api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int
 ) -> Listed:
@@ -614,6 +638,6 @@ def clear_cache() -> None:
     """Forget cached answers (the sidebar's "Refresh now")."""
     for fn in (
         _health, _services, _live, _runs, _run_list, _run, _edges, _loops, _approvals,
-        _false_completions, _weekly, _weekly_csv,
+        _false_completions, _weekly, _weekly_csv, _drops, _sources,
     ):  # fmt: skip
         fn.clear()

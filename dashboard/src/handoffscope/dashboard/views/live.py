@@ -170,6 +170,23 @@ def _unhealthy(data: client.Live) -> None:
     layout.table(view, column_config={"Run": layout.run_link_column()})
 
 
+def _unjudged_sources() -> None:
+    """Instrumentations whose spans are refused: said on the board itself, since an empty
+    or partial board is where a team first looks (the Sources page has the details)."""
+    sources, _ = client.sources(filters.service)
+    refused = sources[sources["status"] == "refused"] if not sources.empty else sources
+    if refused.empty:
+        return
+    names = ", ".join(f"`{style.text(s)}`" for s in refused["scope"].head(3))
+    more = ", …" if len(refused) > 3 else ""
+    st.warning(
+        f"**Spans not judged from {style.count(len(refused), 'instrumentation scope')}** "
+        f"({names}{more}): no translator reads them and they are not handoff evidence. "
+        "See [Sources](sources) for why, and what to do.",
+        icon=":material/warning:",
+    )
+
+
 def _drops() -> None:
     df = client.drops(filters.service)
     if df.empty:
@@ -207,8 +224,10 @@ def board() -> None:
                 f"Evidence appears here within seconds of an instrumented app sending spans to "
                 f"`{conn.api}/v1/traces`. Try `handoffscope demo`, or widen the time window.",
             )
+            _unjudged_sources()
             _drops()
             return
+        _unjudged_sources()
         _tiles(data)
         _stuck(data)
         st.subheader(f"Handoffs per minute ({filters.window_label.lower()})")
