@@ -181,11 +181,45 @@ def test_bad_values_are_refused_with_the_reason(capsys) -> None:
     assert exit_.value.code == 2
     assert "--http-port: must be a TCP port" in capsys.readouterr().err
     with pytest.raises(SystemExit):
+        parse_args(["--http-port", "abc"], environ={})
+    err = capsys.readouterr().err
+    # One sentence a person reads: the flag named once, no Python "invalid literal".
+    assert "argument --http-port: must be a whole number, got 'abc'" in err
+    assert err.count("--http-port:") == 1
+    with pytest.raises(SystemExit):
         parse_args([], environ={"HANDOFFSCOPE_QUEUE_BATCHES": "0"})
     assert "HANDOFFSCOPE_QUEUE_BATCHES" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         parse_args(["--judge-nice", "20"], environ={})
     assert "--judge-nice: must be a nice increment 0-19" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--http-port", "--grpc-port"])
+def test_a_port_in_use_is_one_line_naming_its_flag_and_nothing_is_created(
+    flag: str, tmp_path: Path
+) -> None:
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    other = "--grpc-port" if flag == "--http-port" else "--http-port"
+    try:
+        out = subprocess.run(
+            [str(HANDOFFSCOPE), "collector", flag, str(port), other, "0", "--db", "h.duckdb"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+    finally:
+        taken.close()
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert f"127.0.0.1:{port}" in lines[0] and f"choose another port with {flag}" in lines[0]
+    assert list(tmp_path.iterdir()) == []  # no DuckDB file, no ingest log
 
 
 def test_collector_help_lists_every_flag_and_variable() -> None:

@@ -381,16 +381,48 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
+def _port_taken(exc: OSError, host: str, port: int, flag: str) -> str:
+    return (
+        f"cannot listen on {host}:{port} ({exc.strerror or exc}): choose another port with "
+        f"{flag} (env HANDOFFSCOPE_{flag[2:].upper().replace('-', '_')}), or 0 for any free one"
+    )
+
+
+def _claim_ports(config: CollectorConfig) -> socket.socket:
+    """Bind the HTTP port and check the gRPC one before anything else happens, so a port
+    in use is one line naming its flag — not a DuckDB file created, schema steps logged,
+    and gRPC's own error. (gRPC binds its port itself, later: the check closes its probe,
+    so a port taken in between still fails there, with the same sentence.)"""
+    try:
+        http_sock = _bind(config.host, config.http_port)
+    except OSError as exc:
+        raise OSError(_port_taken(exc, config.host, config.http_port, "--http-port")) from None
+    if config.grpc_port:
+        try:
+            _bind(config.host, config.grpc_port).close()
+        except OSError as exc:
+            http_sock.close()
+            raise OSError(_port_taken(exc, config.host, config.grpc_port, "--grpc-port")) from None
+    return http_sock
+
+
 def run(config: CollectorConfig) -> int:
     """Run the collector until SIGTERM / Ctrl-C; return the process exit code."""
     try:
+        http_sock = _claim_ports(config)
+    except OSError as exc:
+        print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
+        return 2
+    try:
         routing = load_routing(config)
     except RoutingError as exc:
+        http_sock.close()
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
     try:
         store = open_store(config)
     except StoreError as exc:
+        http_sock.close()
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
 
@@ -404,7 +436,6 @@ def run(config: CollectorConfig) -> int:
     judge: Judge | LeasedJudge | None = None
     notifier: Notifier | None = None
     grpc_server = None
-    http_sock = None
     try:
         # pyarrow imports pandas on its first conversion of a Python list (to look for
         # pandas types): 5-15 s on a loaded machine, measured, which held the first export
@@ -436,16 +467,18 @@ def run(config: CollectorConfig) -> int:
             )
             notifier.start()
             parts.metrics.families.append(notifier.render)
-        grpc_server, grpc_port = start_grpc_server(
-            OTLPGRPCReceiver(parts.handler, token=config.token),
-            config.host,
-            config.grpc_port,
-            max_message_bytes=config.max_body_bytes,
-            max_connections=parts.grpc_max_connections,
-            handshake_timeout_s=config.header_timeout_seconds,
-            max_metadata_bytes=config.max_header_bytes,
-        )
-        http_sock = _bind(config.host, config.http_port)
+        try:
+            grpc_server, grpc_port = start_grpc_server(
+                OTLPGRPCReceiver(parts.handler, token=config.token),
+                config.host,
+                config.grpc_port,
+                max_message_bytes=config.max_body_bytes,
+                max_connections=parts.grpc_max_connections,
+                handshake_timeout_s=config.header_timeout_seconds,
+                max_metadata_bytes=config.max_header_bytes,
+            )
+        except OSError as exc:
+            raise OSError(_port_taken(exc, config.host, config.grpc_port, "--grpc-port")) from None
         http_port = http_sock.getsockname()[1]
         server = http_server(
             parts.app,
@@ -472,13 +505,12 @@ def run(config: CollectorConfig) -> int:
         for event in grpc_stopped:
             event.wait()
     except OSError as exc:
-        print(f"handoffscope collector: cannot listen: {exc}", file=sys.stderr, flush=True)
+        print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
     finally:
         if grpc_server is not None:
             grpc_server.stop(0)
-        if http_sock is not None:
-            http_sock.close()
+        http_sock.close()
         if notifier is not None:
             notifier.close()  # before the store closes: it records the outcomes it knows
         if writer is not None:

@@ -265,13 +265,29 @@ def _argparse_type(o: Option) -> Callable[[str], Any]:
         try:
             return o.type(text)
         except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{o.flag}: {exc}") from None
+            # argparse already says "argument --flag:"; the reason alone follows it.
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     convert.__name__ = o.name
     return convert
 
 
 # --- converters shared by the commands ---------------------------------------------------
+
+
+def _whole(text: str) -> int:
+    """int(text), with a sentence a person reads rather than Python's "invalid literal"."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"must be a whole number, got {text!r}") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"must be a number, got {text!r}") from None
 
 
 def boolean(text: str) -> bool:
@@ -284,35 +300,35 @@ def boolean(text: str) -> bool:
 
 
 def port(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if not 0 <= value <= 65535:
         raise ValueError(f"must be a TCP port 0-65535, got {value}")
     return value
 
 
 def positive_int(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 1:
         raise ValueError(f"must be >= 1, got {value}")
     return value
 
 
 def non_negative_int(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 0:
         raise ValueError(f"must be >= 0, got {value}")
     return value
 
 
 def non_negative_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not value >= 0:  # also refuses NaN
         raise ValueError(f"must be >= 0, got {text}")
     return value
 
 
 def positive_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not value > 0:  # also refuses NaN
         raise ValueError(f"must be > 0, got {text}")
     return value

@@ -101,7 +101,11 @@ def apply_steps(
             except Exception:
                 con.rollback()
                 raise
-            log.info("%s schema step %s applied", what, step.file)
+            # One line per step at debug: a new file applies every step at once, and 30
+            # lines of them buried the line that says where the collector listens.
+            log.debug("%s schema step %s applied", what, step.file)
+        if latest > current:
+            log.info("%s schema: steps %d to %d applied", what, current + 1, latest)
         return current, max(current, latest)
     finally:
         if shared:
