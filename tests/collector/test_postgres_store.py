@@ -343,6 +343,7 @@ SAMPLE_PARAMS: dict[str, object] = {
             "r1",
             "run_key",
             "sent_ns",
+            "looped_since",
             "since",
             "spans_since",
             "stuck_before",

@@ -6,6 +6,9 @@ that the Live board, Approvals, Runs and Run detail must count the same way:
 - `STUCK_OLD` runs silent since long before the live window (started 100 min ago, last
   handoff 90 min ago, no end) and `STUCK_RECENT` silent for 10 minutes — all stuck;
 - `LOOPING` runs in flight whose handoffs repeat the same work (stuck too: silent 70 min);
+- `LOOPED_RECENT` runs that looped and ended at their turn limit minutes ago, and
+  `LOOPED_OLD` that did so three hours ago (outside the live window): the board counts
+  the first, not the second;
 - `WAITS_HANDOFF` handoff-level and `WAITS_RUN` run-level waits (no `handoff.id`), more
   than 100 in all: overdue, uncertain (no owner) and pending, across `OWNERS`, some
   checkpointed two hours ago;
@@ -35,6 +38,8 @@ OWNERS = ("ops-oncall", "finance-lead", "legal", "sre-pager")
 STUCK_OLD = 18
 STUCK_RECENT = 4
 LOOPING = 3
+LOOPED_RECENT = 4
+LOOPED_OLD = 2
 WAITS_HANDOFF = 64
 WAITS_RUN = 48
 DONE_NO_PROOF = 5
@@ -59,7 +64,9 @@ def expected() -> dict[str, int]:
     return {
         "stuck": STUCK_OLD + STUCK_RECENT + LOOPING,
         "stuck_old": STUCK_OLD,
-        "looping": LOOPING,
+        "looping": LOOPING + LOOPED_RECENT,
+        "looping_in_flight": LOOPING,
+        "looped_old": LOOPED_OLD,
         "waits": WAITS_HANDOFF + WAITS_RUN,
         "waits_run_level": WAITS_RUN,
         OVERDUE: kinds.count(OVERDUE),
@@ -130,6 +137,15 @@ def build_board(tracers: dict[str, Any], now_ns: int) -> None:
         ):
             loop.handoff(frm, to, minute=5 + j)
         loop.turns = 9
+    # Loops that ended at their limit: minutes ago (in the window), hours ago (not).
+    for name, count, minutes_ago in (("recent", LOOPED_RECENT, 12), ("old", LOOPED_OLD, 180)):
+        for i in range(count):
+            ended = run(f"board-looped-{name}-{i}", minutes_ago).started_in()
+            for j, (frm, to) in enumerate(
+                (("triage", "billing"), ("billing", "triage"), ("triage", "billing"))
+            ):
+                ended.handoff(frm, to, minute=1 + j)
+            ended.ended(minute=4, status=sc.RUN_STATUS_MAX_TURNS)
     for i in range(WAITS_HANDOFF):
         kind = wait_kind(i)
         w = run(f"board-wait-h-{i}", 120 if i % 3 == 0 else 20).started_in()

@@ -63,7 +63,10 @@ def test_counts_are_true_whatever_the_age(board_api: str) -> None:
     live = _api(board_api, "/api/v1/live", window=LIVE_WINDOW)
     board = live["board"]
     assert board["stuck"]["count"] == want["stuck"]
+    # Loops that ended minutes ago count (a loop ends at its turn limit within seconds);
+    # ones that ended hours ago, outside the window, do not.
     assert board["looping"]["count"] == want["looping"]
+    assert board["looping"]["in_flight"] == want["looping_in_flight"]
     assert board["approvals_overdue"]["count"] == want[OVERDUE]
     assert board["false_complete"]["count"] == want["false_complete"]
     # Stuck for longer than the window, still listed — the longest silent first.
@@ -79,7 +82,10 @@ def test_counts_are_true_whatever_the_age(board_api: str) -> None:
     # Every run in flight: stuck ones and the ones held by a wait (none other is seeded).
     assert live["runs_in_flight_total"] == want["stuck"] + want["waits"]
     # Trend: the recently stuck ones became stuck inside the window, the old ones did not.
-    assert board["stuck"]["new_in_window"] == want["stuck"] - want["stuck_old"] - want["looping"]
+    assert (
+        board["stuck"]["new_in_window"]
+        == want["stuck"] - want["stuck_old"] - want["looping_in_flight"]
+    )
 
     approvals = _api(board_api, "/api/v1/approvals", limit=1000)
     assert approvals["total"] == want["waits"] > 100
@@ -104,11 +110,20 @@ def test_every_page_counts_with_the_same_query(board_api: str) -> None:
     assert live["wait_counts"] == full["counts"]
     assert board["approvals_overdue"]["count"] == full["counts"][sc.APPROVAL_OVERDUE]
 
-    for state, tile in (("stuck", "stuck"), ("looping", "looping")):
-        listed = _api(board_api, "/api/v1/runs", state=state, since=0, limit=5, sort="severity")
-        assert listed["total"] == board[tile]["count"], state
-        assert len(listed["runs"]) == min(5, listed["total"])
-        assert all(r["in_flight"] for r in listed["runs"])
+    stuck = _api(board_api, "/api/v1/runs", state="stuck", since=0, limit=5, sort="severity")
+    assert stuck["total"] == board["stuck"]["count"]
+    assert len(stuck["runs"]) == 5 and all(r["in_flight"] for r in stuck["runs"])
+    # The looping tile's list: the same runs, whenever they started (the window applies to
+    # when they looped), ended ones included; not the loops of three hours ago.
+    looping = _api(
+        board_api, "/api/v1/runs", state="looping", since=_since(LIVE_WINDOW), limit=100
+    )
+    assert looping["total"] == board["looping"]["count"] == len(looping["runs"])
+    ids = {r["run_id"] for r in looping["runs"]}
+    assert not any(i.startswith("board-looped-old-") for i in ids)
+    assert sum(r["in_flight"] for r in looping["runs"]) == board["looping"]["in_flight"]
+    everything = _api(board_api, "/api/v1/runs", state="looping", since=0, limit=100)
+    assert everything["total"] == board["looping"]["count"] + expected()["looped_old"]
     in_flight = _api(board_api, "/api/v1/runs", state="in_flight", since=0, limit=1)
     assert in_flight["total"] == live["runs_in_flight_total"]
 
@@ -218,7 +233,7 @@ def test_board_pages_show_the_api_figures_in_chromium(
             settle(page)
             board = _api(board_api, "/api/v1/live", window=LIVE_WINDOW)["board"]
             assert _metric(page, "Stuck runs") == _count(board["stuck"]["count"], "run")
-            assert _metric(page, "Looping now") == _count(board["looping"]["count"], "run")
+            assert _metric(page, "Looping") == _count(board["looping"]["count"], "run")
             assert _metric(page, "Approvals overdue") == _count(
                 board["approvals_overdue"]["count"], "wait"
             )
@@ -233,6 +248,14 @@ def test_board_pages_show_the_api_figures_in_chromium(
                 timeout=PAGE_SECONDS * 1000
             )
             page.screenshot(path=str(shots / "board_live.png"))
+            # The looping tile's link lists exactly the runs it counts, ended ones included.
+            page.get_by_text("All looping runs").first.click()
+            settle(page)
+            page.get_by_text(
+                f"{_count(board['looping']['count'], 'run')} match (all services, last hour)"
+            ).first.wait_for(timeout=PAGE_SECONDS * 1000)
+            page.goto(f"{dashboard}/")
+            settle(page)
 
             # The stuck tile's link: the Runs page, stuck runs, severity order, the same total.
             page.get_by_text("All stuck runs").first.click()

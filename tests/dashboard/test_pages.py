@@ -66,7 +66,7 @@ def test_live_board_shows_unhealthy_handoffs_with_next_step_and_runs_in_flight(
     at = open_page("live", monkeypatch, seeded_api)
     page = texts(at)
     assert "Last updated" in page and "refreshes every" in page
-    for tile in ("Stuck runs", "Looping now", "Approvals overdue", "Done without proof"):
+    for tile in ("Stuck runs", "Looping", "Approvals overdue", "Done without proof"):
         assert tile in page
     # The run that went silent without ending is stuck (and not the waiting one).
     stuck = _with(at, "Silent for")[0]

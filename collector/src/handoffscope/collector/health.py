@@ -7,7 +7,7 @@
 |---|---|---|
 | `handoffscope_runs_in_flight{service}` | gauge | runs with no terminal status, however old their last evidence |
 | `handoffscope_runs_stuck{service}` | gauge | of those, silent for longer than the grace window, with no open wait |
-| `handoffscope_runs_looping{service}` | gauge | of those, runs whose handoffs loop |
+| `handoffscope_runs_looping{service}` | gauge | runs whose handoffs loop, in flight or last seen in the last `LOOPING_WINDOW_S` (an hour, the Live board's default window): a loop usually ends at its turn limit within seconds |
 | `handoffscope_approvals_overdue{service}` | gauge | open waits past their deadline |
 | `handoffscope_approvals_uncertain{service}` | gauge | open waits missing one of the five wait facts |
 | `handoffscope_approvals_waiting{service}` | gauge | open waits with every fact and a deadline ahead |
@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 NS = 1_000_000_000
 WINDOW_S = 24 * 3600
 """The window of the trend figures health_runs.sql also computes (unused here)."""
+LOOPING_WINDOW_S = 3600
+"""How far back `handoffscope_runs_looping` counts runs that looped and ended (the Live
+board's default window, so its tile and the gauge agree)."""
 OTHER = "other"
 UNKNOWN = "unknown"
 """Label value for a service or agent the evidence did not name."""
@@ -62,7 +65,7 @@ REJECTION_REASONS = (ROUTE_REASON, *sc.REJECTION_REASONS)
 GAUGES = {
     "runs_in_flight": "Runs with no terminal status, however old their last evidence.",
     "runs_stuck": "Runs in flight silent for longer than the grace window, with no open wait.",
-    "runs_looping": "Runs in flight whose handoffs loop.",
+    "runs_looping": "Runs whose handoffs loop, in flight or last seen in the last hour.",
     "approvals_overdue": "Open waits past their deadline.",
     "approvals_uncertain": "Open waits missing an owner, reason, future deadline, resume token or persisted state.",
     "approvals_waiting": "Open waits with every fact present and a deadline ahead.",
@@ -175,6 +178,7 @@ class HealthMetrics:
                 "query/health_runs",
                 {
                     "since": now - WINDOW_S * NS,
+                    "looped_since": now - LOOPING_WINDOW_S * NS,
                     "stuck_before": now - self.grace_ns,
                     "stuck_since": now - WINDOW_S * NS - self.grace_ns,
                     "started": sc.RUN_STATUS_STARTED,
@@ -201,7 +205,7 @@ class HealthMetrics:
         self._edges.admit(dict(edges))
 
         gauges: dict[str, dict[str, int]] = {g: defaultdict(int) for g in GAUGES}
-        for service, in_flight, stuck, looping, _stuck_new, _looping_new in runs:
+        for service, in_flight, stuck, looping, _stuck_new, _looping_new, _ in runs:
             s = self._service(service)
             gauges["runs_in_flight"][s] += in_flight
             gauges["runs_stuck"][s] += stuck

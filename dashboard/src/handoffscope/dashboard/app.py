@@ -85,9 +85,12 @@ if page.url_path == weekly_review.url_path:
     layout.sidebar_filters(page.url_path, weeks=True)
 elif page.url_path == live.url_path:  # the default page lives at the root URL, ""
     layout.sidebar_filters("live", default_window="Last hour")
-elif page.url_path in (approvals.url_path, sources.url_path):
-    # An open wait counts whatever its age; sources are counted all time.
-    layout.sidebar_filters(page.url_path, window=False)
+elif page.url_path == approvals.url_path:
+    layout.sidebar_filters(page.url_path, window=False)  # an open wait counts whatever its age
+elif page.url_path == sources.url_path:
+    layout.sidebar_filters(
+        page.url_path, window=False, no_window_note="No time window here: counts are all time."
+    )
 else:
     layout.sidebar_filters(page.url_path)
 layout.sidebar_connection()

@@ -426,8 +426,9 @@ def _run_list(
     path = f"{API_PREFIX}/runs"
     params = {
         "service": service,
-        # A run in flight is listed whatever its age: the window does not apply to a state.
-        "since": "0" if state else _since(window_seconds),
+        # A run in flight or stuck is listed whatever its age; a looping run when it looped
+        # (the API applies the window to that, not to when the run started).
+        "since": "0" if state in ("in_flight", "stuck") else _since(window_seconds),
         "q": q,
         "agent": agent,
         "state": state,

@@ -89,6 +89,7 @@ def sidebar_filters(
     default_window: str = "Last 24 hours",
     weeks: bool = False,
     window: bool = True,
+    no_window_note: str = "No time window here: every open wait counts, whatever its age.",
 ) -> Filters:
     """Draw the service and time filters in the sidebar and remember them for the page;
     both are in the URL (`?service=…&window=1h`, `?weeks=12`), so a view can be shared."""
@@ -117,7 +118,7 @@ def sidebar_filters(
             )
             filters = Filters(_service_or_none(service), n * 7 * 86400, f"Last {n} ISO weeks", n)
         elif not window:
-            st.caption("No time window here: every open wait counts, whatever its age.")
+            st.caption(no_window_note)
             filters = Filters(_service_or_none(service), 0, ANY_AGE)
         else:
             key = urlstate.bind(

@@ -386,13 +386,18 @@ def span(row: dict[str, Any]) -> m.Span:
 # --- counts: the one query behind each figure -----------------------------------------------
 
 
+RUN_COUNTS = ("in_flight", "stuck", "looping", "stuck_new", "looping_new", "looping_in_flight")
+
+
 def run_counts(cur, now: int, since: int, grace: float, service: str | None) -> dict[str, int]:
-    """Runs in flight, stuck and looping now, and how many of them became so since `since`
+    """Runs in flight and stuck now, runs that looped since `since` (ended or not) and how
+    many of those are in flight, and how many of each became so since `since`
     (health_runs.sql): what /metrics, the Live tiles and the runs list's states count."""
     stuck_before = now - int(grace * NS)
-    out = dict.fromkeys(("in_flight", "stuck", "looping", "stuck_new", "looping_new"), 0)
+    out = dict.fromkeys(RUN_COUNTS, 0)
     params = {
         "since": since,
+        "looped_since": since,
         "stuck_before": stuck_before,
         "stuck_since": since - int(grace * NS),
         "started": sc.RUN_STATUS_STARTED,
@@ -484,9 +489,14 @@ class QueryAPI:
 
     def runs(self, cur, now: int, p: m.RunsParams) -> m.RunsPage:
         since, until = self._window(p, now)
+        looped_since = since
+        if p.state == "looping":
+            # Runs that looped in the window, whenever they started (health_runs.sql).
+            since = INT64_MIN
         params = {
             "now": now,
             "since": since,
+            "looped_since": looped_since,
             "until": until,
             "service": p.service,
             "verdict": p.verdict,
@@ -782,7 +792,11 @@ class QueryAPI:
         before = {"since": since - window * NS, "until": since, "service": service}
         board = m.Board(
             stuck=m.Tile(count=rc["stuck"], new_in_window=rc["stuck_new"]),
-            looping=m.Tile(count=rc["looping"], new_in_window=rc["looping_new"]),
+            looping=m.LoopTile(
+                count=rc["looping"],
+                new_in_window=rc["looping_new"],
+                in_flight=rc["looping_in_flight"],
+            ),
             approvals_overdue=m.Tile(
                 count=waits.get(sc.APPROVAL_OVERDUE, 0),
                 new_in_window=waits_new.get(sc.APPROVAL_OVERDUE, 0),

@@ -159,7 +159,9 @@ class RunsParams(ListParams):
     state: Annotated[str, choice(("", *RUN_STATES))] = Field(
         "",
         description="in_flight, stuck (in flight, silent past the grace, no open wait) or "
-        "looping (in flight, handoffs loop); empty: any.",
+        "looping (handoffs loop, in flight or last seen since `since`, whenever the run "
+        "started: the Live board's looping tile); empty: any. A state other than looping "
+        "is any age when `since` is 0.",
     )
     sort: Annotated[str, choice(RUN_SORTS)] = Field(
         RUN_SORTS[0], description="newest (default), severity, silent or last_seen."
@@ -466,6 +468,15 @@ class Tile(Answer):
     new_in_window: int
 
 
+class LoopTile(Answer):
+    count: int = Field(
+        description="Runs whose handoffs loop, in flight or last seen in the window "
+        "(a loop usually ends within seconds at its turn limit)."
+    )
+    new_in_window: int
+    in_flight: int = Field(description="Of `count`, the runs still in flight.")
+
+
 class FalseCompleteTile(Answer):
     count: int
     previous_window: int
@@ -473,7 +484,7 @@ class FalseCompleteTile(Answer):
 
 class Board(Answer):
     stuck: Tile
-    looping: Tile
+    looping: LoopTile
     approvals_overdue: Tile
     false_complete: FalseCompleteTile
 

@@ -1,7 +1,7 @@
 """Live: "is anything stuck, looping, waiting past its deadline or claiming done — right now?"
 
 For the operator on shift. The first screen answers those four questions: one tile each —
-stuck runs, runs looping now, overdue approvals, runs done without proof — with its trend
+stuck runs, runs that looped in the window (ended or not), overdue approvals, runs done without proof — with its trend
 (how many became so inside the window) and a link to its list, worst and oldest first;
 then the stuck runs themselves. Below: handoffs per minute (the unhealthy ones on their
 own scale), every run in flight, the newest unhealthy handoffs.
@@ -39,6 +39,7 @@ def _tile(
     trend: str,
     link: tuple[str, str, dict[str, str]],
     help_: str,
+    note: str = "",
 ) -> None:
     page, words, params = link
     with column.container(border=True):
@@ -49,6 +50,8 @@ def _tile(
             delta_color="off" if trend.startswith(("+0 ", "±0 ")) else "inverse",
             help=help_,
         )
+        if note:
+            st.caption(note)
         st.page_link(page, label=words, icon=":material/arrow_forward:", query_params=params)
 
 
@@ -70,12 +73,23 @@ def _tiles(data: client.Live) -> None:
     )
     _tile(
         c2,
-        "Looping now",
+        "Looping",
         looping.get("count", 0),
         "run",
         f"+{looping.get('new_in_window', 0)} in the {window}",
-        (RUNS_PAGE, "All looping runs", {"state": "looping", "sort": "severity"}),
-        "Runs in flight whose handoffs repeat the same work (same destination, task and state).",
+        (
+            RUNS_PAGE,
+            "All looping runs",
+            {
+                "state": "looping",
+                "sort": "severity",
+                "window": layout.WINDOW_SLUGS[filters.window_label],
+            },
+        ),
+        "Runs whose handoffs repeat the same work (same destination, task and state), still "
+        f"running or ended in the {window}: a loop usually ends within seconds at its turn "
+        "limit, so ended ones count too.",
+        note=f"{looping.get('in_flight', 0):,} still running",
     )
     _tile(
         c3,

@@ -25,7 +25,7 @@ STATES = {
     ANY: "Any state",
     "in_flight": "In flight (no end yet, any age)",
     "stuck": "Stuck (in flight, silent past grace)",
-    "looping": "Looping now",
+    "looping": "Looping (in the window, ended or not)",
 }
 SORTS = {
     "newest": "Newest first",
@@ -101,13 +101,19 @@ with layout.guard():
         limit=LIMIT,
     )
     runs = listed.rows
-    scope = "any age (a state ignores the time window)" if state else filters.scope
+    # A run in flight or stuck is listed whatever its age; a loop, when it looped.
+    scope = "any age" if state in ("in_flight", "stuck") else filters.scope
     if runs.empty:
         layout.empty_state(
             "No run matches",
             None,
-            f"Nothing for these filters ({scope}). A trace or conversation id is found "
-            "only while its spans are retained; try a wider time window.",
+            f"Nothing for these filters ({scope}). "
+            + (
+                "Clear the state, verdict or agent filter to see more."
+                if state in ("in_flight", "stuck")
+                else "Widen the time window, or clear a filter. A trace or conversation id "
+                "is found only while its spans are retained."
+            ),
         )
     else:
         st.caption(f"{style.count(listed.total, 'run')} match ({scope}).")

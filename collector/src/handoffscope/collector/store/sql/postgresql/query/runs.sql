@@ -10,7 +10,9 @@
 --   $agent  an agent on the run's path, holding its work or ending it;
 --   $state  in_flight (no terminal run.status), stuck (in flight, silent since before
 --           $stuck_before and not held by a wait — health_runs.sql's rule), looping
---           (in flight with its loop fact set).
+--           (its loop fact set, and in flight or last seen since $looped_since — the
+--           same rule as health_runs.sql's; the API passes the window's start there and
+--           no first-seen bound, so a loop that started before the window is listed).
 -- $sort: newest (first seen, newest first), severity (verdict precedence, $ranked, then
 -- stuck first, then longest silent), silent (longest silent first), last_seen.
 -- PostgreSQL: = ANY / array_position for DuckDB's list functions; and the page and its
@@ -66,7 +68,7 @@ matching AS NOT MATERIALIZED (
     WHERE $state::VARCHAR IS NULL
        OR ($state = 'in_flight' AND in_flight)
        OR ($state = 'stuck' AND stuck)
-       OR ($state = 'looping' AND in_flight AND loop)
+       OR ($state = 'looping' AND loop AND (in_flight OR last_seen_ns >= $looped_since))
 ),
 bounds AS MATERIALIZED (
     -- The whole UTC hours inside the window, [h0, h1), and the partial ends left over:
