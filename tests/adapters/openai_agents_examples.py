@@ -6,15 +6,18 @@ translator agents as tools: delegations, not handoffs), `customer_service/main.p
 hands to the FAQ or seat-booking agent, which hand back), `handoffs/message_filter.py` (a
 handoff with an input filter). Plus the failure shapes issue 10 names: agents bouncing
 while repeating the same tool call, two handoffs in one turn, a handoff the agent does not
-have (the SDK raises), and a tool that crashes the run. `SENTINEL` is planted in every
-prompt, argument and output.
+have (the SDK raises), and a tool that crashes the run. `agent_patterns/parallelization.py`
+and `parallel_customers` run several `Runner.run` at once under one `trace()`: each is its
+own run. `SENTINEL` is planted in every prompt, argument and output.
 """
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass
 from typing import Any
 
-from agents import Agent, Runner, function_tool, handoff
+from agents import Agent, ItemHelpers, RunConfig, Runner, function_tool, handoff, trace
 from agents.extensions import handoff_filters
 from agents.testing import ScriptedModel, assistant_message, function_call
 from openai_agents_scenarios import config, planted
@@ -206,3 +209,86 @@ async def completed_without_verifier(inst: OpenAIAgentsInstrumentor) -> str:
     trace_id, run_config = config(True)
     await Runner.run(triage, planted("help"), run_config=run_config)
     return trace_id
+
+
+@dataclass
+class Parallel:
+    """What a parallel example hands back: its SDK trace id and each `Runner.run`'s answer
+    (a result, or the exception it raised), in the order the app started them."""
+
+    trace_id: str
+    answers: list[Any]
+
+
+async def parallelization() -> Parallel:
+    """agent_patterns/parallelization.py: the Spanish agent three times at once in one
+    trace, then the picker chooses the best translation (in that same trace)."""
+    spanish_agent = Agent(
+        name="spanish_agent",
+        instructions=planted("You translate the user's message to Spanish"),
+        model=ScriptedModel(
+            [[assistant_message(planted(f"buenos dias {i}"))] for i in (1, 2, 3)],
+            emit_traces=True,
+        ),
+    )
+    translation_picker = Agent(
+        name="translation_picker",
+        instructions=planted("You pick the best Spanish translation from the given options."),
+        model=ScriptedModel(
+            [[assistant_message(planted("best: buenos dias 2"))]], emit_traces=True
+        ),
+    )
+    msg = planted("Good morning!")
+    # Ensure the entire workflow is a single trace (the example's own words).
+    with trace("Parallel translation") as current:
+        res_1, res_2, res_3 = await asyncio.gather(
+            Runner.run(spanish_agent, msg),
+            Runner.run(spanish_agent, msg),
+            Runner.run(spanish_agent, msg),
+        )
+        outputs = [
+            ItemHelpers.text_message_outputs(res_1.new_items),
+            ItemHelpers.text_message_outputs(res_2.new_items),
+            ItemHelpers.text_message_outputs(res_3.new_items),
+        ]
+        translations = "\n\n".join(outputs)
+        best_translation = await Runner.run(
+            translation_picker,
+            f"Input: {msg}\n\nTranslations:\n{translations}",
+        )
+    return Parallel(current.trace_id, [res_1, res_2, res_3, best_translation])
+
+
+async def parallel_customers() -> Parallel:
+    """Three customers routed at once in one trace, by the same triage and billing agents:
+    the first is handed to billing and answered; billing's card charge crashes the second's
+    run; triage answers the third itself. Each run gets its own scripted model
+    (`RunConfig.model`), as each customer gets their own model answers. The scripted models
+    here emit generation spans, as a real model's calls do: with the SDK's default
+    `trace_include_sensitive_data`, those carry every prompt and answer."""
+    billing = Agent(name="billing", tools=[charge_card])
+    triage = Agent(name="triage", instructions=planted("route the customer"), handoffs=[billing])
+    scripts: list[list[Any]] = [
+        [
+            [function_call("transfer_to_billing", {}, call_id="call_p1")],
+            [assistant_message(planted("invoice sent"))],
+        ],
+        [
+            [function_call("transfer_to_billing", {}, call_id="call_p2")],
+            [function_call("charge_card", {"order": planted("o-2")}, call_id="call_p3")],
+        ],
+        [[assistant_message(planted("opening hours"))]],
+    ]
+    with trace("Customer routing") as current:
+        answers = await asyncio.gather(
+            *(
+                Runner.run(
+                    triage,
+                    planted(f"customer {i}"),
+                    run_config=RunConfig(model=ScriptedModel(script, emit_traces=True)),
+                )
+                for i, script in enumerate(scripts, start=1)
+            ),
+            return_exceptions=True,
+        )
+    return Parallel(current.trace_id, list(answers))

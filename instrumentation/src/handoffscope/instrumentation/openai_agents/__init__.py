@@ -13,6 +13,14 @@ tracing must be on (it is by default): the adapter is a `TracingProcessor` added
 the app's processors; pass `replace_processors=True` to make it the only one (e.g. to stop
 the SDK's default export to OpenAI).
 
+A run is one top-level `Runner.run` / `run_sync` / `run_streamed` call, also when several
+share one `with trace(...)` or run at once (`asyncio.gather`, as in the SDK's
+`agent_patterns/parallelization.py`): each has its own `handoff.run_id` — the trace id for
+a trace's first run, `<trace id>-<n>` for its n-th — its own handoffs, status and final
+agent, so one branch crashing fails that run only. `run_id(result)` (or of the exception a
+run raised) is the id of the run that produced it; the `record_*` helpers below use it. A
+run resumed from its `RunState` keeps its id.
+
 Nothing the model or the user wrote is read: only agent names, SDK ids, counts and error
 codes. That holds whatever `RunConfig.trace_include_sensitive_data` says.
 
@@ -48,9 +56,9 @@ agents bouncing while repeating the same call are a loop. What SDK spans cannot 
 (tool protocol, context) is sent as `handoff.unobserved` and reads `not_observed`.
 
 Settings (`instrument(**settings)`, see `OpenAIAgentsSettings`): `replace_processors`,
-`run_id_source` ("trace": one handoffscope run per SDK trace, the default; "group": per
-`RunConfig.group_id`, e.g. a whole conversation), `observe_runner`, `count_history`,
-`require_outcome`.
+`run_id_source` ("trace": one handoffscope run per `Runner.run`, named after its SDK
+trace, the default; "group": per `RunConfig.group_id`, e.g. a whole conversation),
+`observe_runner`, `count_history`, `require_outcome`.
 """
 
 from __future__ import annotations
@@ -81,8 +89,9 @@ class OpenAIAgentsSettings:
     """Make our processor the SDK's only one (`set_trace_processors`) instead of adding it
     beside the app's (`add_trace_processor`). `uninstrument()` puts the old list back."""
     run_id_source: str = "trace"
-    """`handoff.run_id` from the SDK trace id ("trace") or from `RunConfig.group_id`
-    ("group", falling back to the trace id when a run has no group)."""
+    """`handoff.run_id` from the SDK trace id ("trace": `<trace id>-<n>` for the n-th run
+    sharing a trace) or from `RunConfig.group_id` ("group": every run of the group is one,
+    falling back to the trace id when a run has no group)."""
     observe_runner: bool = True
     """Wrap the SDK's default runner to tell an approval pause from a completion."""
     count_history: bool = True
@@ -185,17 +194,16 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
         """`handoff.run_id` of a `RunResult`, `RunResultStreaming`, `RunState`, or of the
         exception a run raised (e.g. `MaxTurnsExceeded`)."""
         try:
-            from .runner import RUN_ID_ATTR
+            from .runner import RUN_ID_ATTR, state_run_id
 
             tagged = getattr(obj, RUN_ID_ATTR, None)
             if isinstance(tagged, str):
                 return tagged
-            state = getattr(obj, "_trace_state", None)
-            trace_id = getattr(state, "trace_id", None)
-            group_id = getattr(state, "group_id", None)
+            # A `RunState` (never tagged: `to_state()` and `from_string` make new ones):
+            # the run that paused on its approvals, else its trace's first run.
             if self._processor is not None:
-                run_id: str | None = self._processor.run_id_for(trace_id, group_id)
-                return run_id
+                return state_run_id(self._processor, obj)
+            trace_id = getattr(getattr(obj, "_trace_state", None), "trace_id", None)
             return trace_id if isinstance(trace_id, str) else None
         except Exception:
             swallowed(_log, "run_id")
@@ -219,13 +227,13 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
         approval's tool call id), `state_persisted` True once `to_state()` is stored.
         Returns how many waits were recorded.
         """
-        from .runner import WAIT_REASON_TOOL_APPROVAL, approval_token
+        from .runner import WAIT_REASON_TOOL_APPROVAL, approval_token, pending_approvals
 
         recorder, run_id = self._target(result_or_state)
         if recorder is None or run_id is None:
             return 0
         count = 0
-        for item in _interruptions(result_or_state):
+        for item in pending_approvals(result_or_state):
             count += recorder.wait_checkpointed(
                 run_id,
                 handoff_id=handoff_id,
@@ -251,7 +259,7 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
         `approved`: True / False, or "approved" / "rejected" / "expired".
         Pass the same `resume_token_id` given to `record_interruptions`, if any.
         """
-        from .runner import approval_token
+        from .runner import approval_token, pending_approvals
 
         if isinstance(approved, bool):
             decision = sc.WAIT_DECISION_APPROVED if approved else sc.WAIT_DECISION_REJECTED
@@ -260,7 +268,7 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
         recorder, run_id = self._target(state_or_result)
         if recorder is None or run_id is None:
             return 0
-        pending = list(items) if items is not None else _interruptions(state_or_result)
+        pending = list(items) if items is not None else pending_approvals(state_or_result)
         count = 0
         for item in pending:
             count += recorder.wait_decided(
@@ -318,7 +326,7 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
             import agents.run as run_module
 
             inner = run_module.get_default_agent_runner()
-            observed = ObservedRunner(inner, self._recorder)  # type: ignore[arg-type]
+            observed = ObservedRunner(inner, self._recorder, self._processor)  # type: ignore[arg-type]
             run_module.set_default_agent_runner(observed)  # type: ignore[arg-type]
             self._runner, self._runner_inner = observed, inner
         except Exception:
@@ -343,10 +351,3 @@ def _current_processors(provider: Any) -> list[Any] | None:
     multi = getattr(provider, "_multi_processor", None)
     procs = getattr(multi, "_processors", None)
     return list(procs) if procs is not None else None
-
-
-def _interruptions(obj: Any) -> list[Any]:
-    getter = getattr(obj, "get_interruptions", None)
-    if callable(getter):
-        return list(getter())
-    return list(getattr(obj, "interruptions", None) or ())

@@ -6,13 +6,13 @@ run loop. What each SDK span tells us, and what we emit (DESIGN §3):
 
 | SDK span | moment | evidence |
 |---|---|---|
-| task span (one per `Runner.run`), or the first agent span when task spans are off | start | `handoff.run` `started` with the entry agent and `gen_ai.conversation.id` (= `group_id`) |
+| task span (one per top-level `Runner.run`, see "What a run is"), or the first agent span when task spans are off | start | `handoff.run` `started` with the entry agent and `gen_ai.conversation.id` (= `group_id`) |
 | handoff span (`from_agent`; `to_agent` is set only at its **end**) | end | ONE `handoff.request` span carrying request and transfer: from/to, turn, fingerprint, state version, `route.declared` (to_agent in the sender's declared handoffs), `route.goto`, `control.before`, history counts |
 | handoff span with the error "Multiple handoffs requested" | end | one more `handoff.request` per ignored target, with `route.goto` = the agent actually taken, so each is `route_rejected` |
 | agent span whose name is a pending handoff's `to_agent` | start | `handoff.accept`: destination started, `control.after` |
 | agent span with the error "Max turns exceeded" | end | the run ends `max_turns` |
 | function span ended without error | end | state progress (`handoff.state_version` + 1) |
-| task span / trace | end | `handoff.run` ended: `completed` / `failed` / `max_turns`, final agent, turns |
+| task span (or, with task spans off, the trace) | end | `handoff.run` ended: `completed` / `failed` / `max_turns`, final agent, turns |
 
 A typical handoff therefore costs two spans (request+transfer, accept).
 
@@ -26,6 +26,20 @@ completed one, so span data alone cannot tell them apart. When the adapter also 
 the runner (`runner.py`), the processor hands the run's end facts to it through a context
 variable and the runner, which sees `result.interruptions`, emits the end. Otherwise the
 processor emits it itself.
+
+What a run is: each top-level `Runner.run` / `run_sync` / `run_streamed` (its task span,
+or its first agent span when task spans are off) is one handoffscope run, even when several
+share one SDK trace — `with trace(...)` around sequential runs, or `asyncio.gather` of
+runs as in the SDK's `agent_patterns/parallelization.py`. Every SDK span belongs to the run
+whose task span it descends from, so concurrent runs never mix their handoffs, turns, work
+or status. `handoff.run_id`: the first run in a trace gets the trace id (so a trace with
+one run reads as before), each later one `<trace id>-<n>` (n = 2, 3, ... in start order);
+`run_id(result)` gives the app each one. A run resumed from its `RunState` keeps its id
+(the runner finds it by the state's pending approvals, else by its trace). With
+`run_id_source="group"` every run of a `group_id` is one run — parallel ones included, as
+the app asked. A run nested in another (`Agent.as_tool`) has a task ancestor and stays a
+delegation inside its caller's run. Without the runner observed and with task spans off,
+the spans cannot tell concurrent runs of one trace apart: they are read as one.
 
 Loops: `handoff.fingerprint` is a keyed HMAC of the run's identity (workflow name and run
 id: opaque, stable within the run) and `handoff.state_version` counts the non-handoff tool
@@ -72,8 +86,13 @@ itself and has no context contract, so neither check is observed (not passed).""
 DELEGATION_UNOBSERVED = (sc.BOUNDARY_CONTROL, sc.BOUNDARY_TOOL_PROTOCOL, sc.BOUNDARY_CONTEXT)
 
 MAX_TRACES = 4096
-"""Traces remembered (LRU). A run resumed from `RunState` in the same process keeps its
-trace id, so its state version and pending handoffs must outlive the first trace end."""
+"""Traces and runs remembered (LRU each). A run resumed from `RunState` in the same process
+keeps its run id, so its state version and pending handoffs must outlive the first trace
+end."""
+MAX_APPROVALS = 65_536
+"""Pending approvals remembered ((trace id, tool call id) -> run id), to resume the right
+run. Keyed by trace too: a call id is unique within one model's answers, not across runs
+(scripted and replayed models reuse them)."""
 MAX_OPEN_SPANS = 65_536
 """Open SDK spans tracked for parent lookups; the SDK always ends its spans, the bound
 only protects the app if some other code starts spans and never ends them."""
@@ -101,6 +120,8 @@ class RunHolder:
     run_id: str | None = None
     conversation_id: str | None = None
     facts: RunFacts | None = None
+    resumes: str | None = None
+    """The run id of the `RunState` this call resumes, when the runner knows it."""
 
 
 CURRENT_RUN: contextvars.ContextVar[RunHolder | None] = contextvars.ContextVar(
@@ -109,22 +130,32 @@ CURRENT_RUN: contextvars.ContextVar[RunHolder | None] = contextvars.ContextVar(
 
 
 @dataclass
-class _Open:
-    kind: str
-    parent_id: str | None
-    data: Any
-
-
-@dataclass
 class _Segment:
     span_id: str | None
     """The task span that opened it; None when task spans are off (ends with the trace)."""
+    trace_id: str
     status: str | None = None
     started_emitted: bool = False
 
 
 @dataclass
 class _TraceState:
+    """The runs one SDK trace has seen (there may be several: see the module docstring)."""
+
+    name: str
+    group_id: str | None
+    first_run: str | None = None
+    """The run id of its first run; a trace reattached to resume a run continues it."""
+    runs: int = 0
+    ended: bool = False
+    open: list[str] = field(default_factory=list)
+    """Run ids whose segment in this trace is still open, in start order."""
+
+
+@dataclass
+class _RunState:
+    """One handoffscope run: the bookkeeping that used to be kept per trace."""
+
     run_id: str
     conversation_id: str | None
     fingerprint: str
@@ -141,6 +172,15 @@ class _TraceState:
     @property
     def state_version(self) -> int:
         return len(self.work)
+
+
+@dataclass
+class _Open:
+    kind: str
+    parent_id: str | None
+    data: Any
+    run: _RunState | None
+    """The run this span belongs to (inherited from its parent; set where a run begins)."""
 
 
 Emit = tuple[Callable[..., bool], tuple[Any, ...], dict[str, Any]]
@@ -169,6 +209,8 @@ class HandoffTracingProcessor(TracingProcessor):
         """Cleared by `uninstrument()`, in case the SDK's processor list cannot be edited."""
         self._lock = threading.Lock()
         self._traces: Lru[str, _TraceState] = Lru(MAX_TRACES)
+        self._runs: Lru[str, _RunState] = Lru(MAX_TRACES)
+        self._approvals: Lru[tuple[str | None, str], str] = Lru(MAX_APPROVALS)
         self._open: Lru[str, _Open] = Lru(MAX_OPEN_SPANS)
         self._history: Lru[str, tuple[int, int]] = Lru(MAX_OPEN_SPANS)
 
@@ -179,7 +221,7 @@ class HandoffTracingProcessor(TracingProcessor):
             return
         try:
             with self._lock:
-                self._trace_state(trace.trace_id, trace)
+                self._trace(trace.trace_id, trace)
         except Exception:
             _failed("on_trace_start")
 
@@ -189,9 +231,15 @@ class HandoffTracingProcessor(TracingProcessor):
         try:
             emits: list[Emit] = []
             with self._lock:
-                tr = self._traces.get(trace.trace_id)
-                if tr is not None and tr.segment is not None:
-                    self._end_segment(tr, emits)
+                ts = self._traces.get(trace.trace_id)
+                if ts is not None:
+                    ts.ended = True
+                    # Segments with no task span end with their trace (task spans off).
+                    for run_id in list(ts.open):
+                        run = self._runs.get(run_id)
+                        if run is not None:
+                            self._end_segment(run, emits)
+                    ts.open.clear()
             self._flush(emits)
         except Exception:
             _failed("on_trace_end")
@@ -238,35 +286,126 @@ class HandoffTracingProcessor(TracingProcessor):
         with self._lock:
             self._history.put(handoff_span_id, (forwarded, total))
 
-    # -- for the instrumentor's record_* helpers -------------------------------------------
+    # -- for the runner and the instrumentor's record_* helpers ----------------------------
 
-    def run_id_for(self, trace_id: str | None, group_id: str | None) -> str | None:
-        if self.run_id_source == RUN_ID_FROM_GROUP and group_id:
-            return group_id
+    def run_id_for(
+        self, trace_id: str | None, group_id: str | None, approvals: tuple[str, ...] = ()
+    ) -> str | None:
+        """The run a `RunState` (or an untagged result) belongs to: the run that paused on
+        one of its pending `approvals` (tool call ids), else its trace's first run, else
+        what the first run of a trace would be called."""
+        with self._lock:
+            for token in approvals:
+                known = self._approvals.get((trace_id, token))
+                if known is not None:
+                    return known
+            if self.run_id_source == RUN_ID_FROM_GROUP and group_id:
+                return group_id
+            ts = self._traces.get(trace_id) if trace_id else None
+            if ts is not None and ts.first_run is not None:
+                return ts.first_run
         return trace_id or None
+
+    def note_approvals(self, run_id: str, trace_id: str | None, approvals: tuple[str, ...]) -> None:
+        """`run_id` paused on these approvals (tool call ids) in this trace: resuming them
+        resumes it."""
+        with self._lock:
+            for token in approvals:
+                self._approvals.put((trace_id, token), run_id)
+
+    def run_reported(self, run_id: str) -> None:
+        """The runner reported this run's end: a segment still open (task spans off, the
+        trace the app's own) must not report it again when the trace ends."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            seg = run.segment if run is not None else None
+            if run is None or seg is None:
+                return
+            run.segment = None
+            ts = self._traces.get(seg.trace_id)
+            if ts is not None and run_id in ts.open:
+                ts.open.remove(run_id)
 
     # -- internals (called with the lock held) ---------------------------------------------
 
-    def _trace_state(self, trace_id: str, trace: Trace | None = None) -> _TraceState:
-        tr = self._traces.get(trace_id)
-        if tr is not None:
-            self._traces.put(trace_id, tr)
-            return tr
+    def _trace(self, trace_id: str, trace: Trace | None = None) -> _TraceState:
+        ts = self._traces.get(trace_id)
+        if ts is not None:
+            self._traces.put(trace_id, ts)
+            return ts
         if trace is None:
             # A trace reattached from RunState never calls on_trace_start; the live trace
             # object still carries its name and group id.
             current = get_current_trace()
             trace = current if current is not None and current.trace_id == trace_id else None
-        name = getattr(trace, "name", None) or ""
         group_id = getattr(trace, "group_id", None)
-        run_id = self.run_id_for(trace_id, group_id) or trace_id
-        tr = _TraceState(
-            run_id=run_id,
-            conversation_id=group_id if isinstance(group_id, str) else None,
-            fingerprint=fingerprint({"workflow": name, "run": run_id}),
+        ts = _TraceState(
+            name=getattr(trace, "name", None) or "",
+            group_id=group_id if isinstance(group_id, str) else None,
         )
-        self._traces.put(trace_id, tr)
-        return tr
+        self._traces.put(trace_id, ts)
+        return ts
+
+    def _next_run_id(self, trace_id: str, ts: _TraceState, holder: RunHolder | None) -> str:
+        if holder is not None and holder.resumes is not None:
+            return holder.resumes
+        if self.run_id_source == RUN_ID_FROM_GROUP and ts.group_id:
+            return ts.group_id
+        if ts.first_run is None:
+            return trace_id
+        if ts.ended:
+            # The trace was reattached (a `RunState` resumed) and the runner could not say
+            # which run: its first, as when one run per trace was all there was.
+            return ts.first_run
+        # Another run in a trace still open (`with trace(...)` around several runs). The
+        # trace id plus its start order: readable, and no second id scheme to learn.
+        return f"{trace_id}-{ts.runs + 1}"
+
+    def _begin_run(self, trace_id: str, span_id: str | None) -> _RunState:
+        """A top-level run starts (or resumes) a segment in this trace."""
+        ts = self._trace(trace_id)
+        holder = CURRENT_RUN.get()
+        run_id = self._next_run_id(trace_id, ts, holder)
+        run = self._runs.get(run_id)
+        if run is None:
+            run = _RunState(
+                run_id=run_id,
+                conversation_id=ts.group_id,
+                fingerprint=fingerprint({"workflow": ts.name, "run": run_id}),
+            )
+            ts.runs += 1
+        self._runs.put(run_id, run)
+        if ts.first_run is None:
+            ts.first_run = run_id
+        if holder is not None and holder.run_id is None:
+            holder.run_id = run.run_id
+            holder.conversation_id = run.conversation_id
+        if run.segment is not None:
+            # Joins a segment already open: with run_id_source="group", parallel runs of
+            # one group are one run, as the app asked. Each call still tags its result
+            # and reports how it ended; the first task span to end closes the segment.
+            return run
+        run.segment = _Segment(span_id, trace_id)
+        ts.open.append(run_id)
+        return run
+
+    def _top_level_agent_run(self, trace_id: str) -> _RunState:
+        """With task spans off, a top-level agent span starts a run or follows a handoff in
+        one: the runner's holder says which run this call is; without it, the trace's
+        latest open run."""
+        holder = CURRENT_RUN.get()
+        if holder is not None:
+            if holder.run_id is not None:
+                run = self._runs.get(holder.run_id)
+                if run is not None and run.segment is not None:
+                    return run
+            return self._begin_run(trace_id, None)
+        ts = self._trace(trace_id)
+        for run_id in reversed(ts.open):
+            run = self._runs.get(run_id)
+            if run is not None and run.segment is not None:
+                return run
+        return self._begin_run(trace_id, None)
 
     def _ancestor_id(self, parent_id: str | None, kinds: tuple[str, ...]) -> str | None:
         seen = 0
@@ -296,13 +435,23 @@ class HandoffTracingProcessor(TracingProcessor):
         data = span.span_data
         kind = data.type
         parent_id = span.parent_id
-        self._open.put(span.span_id, _Open(kind, parent_id, data))
-        tr = self._trace_state(span.trace_id)
+        parent = self._open.get(parent_id) if parent_id is not None else None
+        tr = parent.run if parent is not None else None
+        if kind in ("task", "agent") and self._ancestor(parent_id, ("task",)) is None:
+            # No task span above, so not inside another run (an agent used as a tool is):
+            # a task span begins a run; with task spans off, so may an agent span.
+            if kind == "task":
+                tr = self._begin_run(span.trace_id, span.span_id)
+            elif self._ancestor(parent_id, ("agent",)) is None:
+                tr = self._top_level_agent_run(span.trace_id)
+        self._open.put(span.span_id, _Open(kind, parent_id, data, tr))
+        if kind == "agent":
+            self._learn_names(data)
+        if tr is None:
+            # Outside any run (e.g. the app's own custom span at the trace's root).
+            return
 
-        if kind == "task":
-            if tr.segment is None and self._ancestor(parent_id, ("task",)) is None:
-                self._start_segment(tr, span.span_id)
-        elif kind == "turn":
+        if kind == "turn":
             turn = getattr(data, "turn", None)
             if isinstance(turn, int) and (tr.turns is None or turn > tr.turns):
                 tr.turns = turn
@@ -310,8 +459,6 @@ class HandoffTracingProcessor(TracingProcessor):
             name = _name(getattr(data, "name", None))
             nested = self._ancestor(parent_id, ("agent",)) is not None
             if not nested:
-                if tr.segment is None and self._ancestor(parent_id, ("task",)) is None:
-                    self._start_segment(tr, None)
                 tr.last_agent = name
                 seg = tr.segment
                 if seg is not None and not seg.started_emitted:
@@ -327,7 +474,6 @@ class HandoffTracingProcessor(TracingProcessor):
                             },
                         )
                     )
-            self._learn_names(data)
             waiting = tr.pending.get((parent_id, name)) if name is not None else None
             if nested and not waiting:
                 self._delegated(tr, span, name, emits)
@@ -344,9 +490,12 @@ class HandoffTracingProcessor(TracingProcessor):
                 )
 
     def _span_ended(self, span: Span[Any], emits: list[Emit]) -> None:
+        node = self._open.pop(span.span_id, None)
+        tr = node.run if node is not None else None
+        if tr is None:
+            return
         data = span.span_data
         kind = data.type
-        tr = self._trace_state(span.trace_id)
         if kind == "handoff":
             self._handoff_ended(tr, span, emits)
         elif kind == "function":
@@ -386,9 +535,8 @@ class HandoffTracingProcessor(TracingProcessor):
                 tr.segment.status = sc.RUN_STATUS_FAILED
         elif kind == "task" and tr.segment is not None and tr.segment.span_id == span.span_id:
             self._end_segment(tr, emits)
-        self._open.pop(span.span_id, None)
 
-    def _handoff_ended(self, tr: _TraceState, span: Span[Any], emits: list[Emit]) -> None:
+    def _handoff_ended(self, tr: _RunState, span: Span[Any], emits: list[Emit]) -> None:
         data = span.span_data
         handoff_id = span.span_id
         from_agent = _name(getattr(data, "from_agent", None))
@@ -454,7 +602,7 @@ class HandoffTracingProcessor(TracingProcessor):
                     )
 
     def _delegated(
-        self, tr: _TraceState, span: Span[Any], name: str | None, emits: list[Emit]
+        self, tr: _RunState, span: Span[Any], name: str | None, emits: list[Emit]
     ) -> None:
         """An agent span inside another agent's tool call: the agent was used as a tool.
 
@@ -496,7 +644,7 @@ class HandoffTracingProcessor(TracingProcessor):
         )
 
     def _missing_handoff(
-        self, tr: _TraceState, span: Span[Any], error: Any, emits: list[Emit]
+        self, tr: _RunState, span: Span[Any], error: Any, emits: list[Emit]
     ) -> None:
         """The model called `transfer_to_<x>`, a handoff its agent does not have: the SDK
         raises (the run fails). Recorded as the handoff it tried, on an undeclared route."""
@@ -536,18 +684,14 @@ class HandoffTracingProcessor(TracingProcessor):
             if isinstance(n, str) and n:
                 self._agent_names.put(_tool_style(n), n)
 
-    def _start_segment(self, tr: _TraceState, span_id: str | None) -> None:
-        tr.segment = _Segment(span_id)
-        holder = CURRENT_RUN.get()
-        if holder is not None and holder.run_id is None:
-            holder.run_id = tr.run_id
-            holder.conversation_id = tr.conversation_id
-
-    def _end_segment(self, tr: _TraceState, emits: list[Emit]) -> None:
+    def _end_segment(self, tr: _RunState, emits: list[Emit]) -> None:
         seg = tr.segment
         tr.segment = None
         if seg is None:
             return
+        ts = self._traces.get(seg.trace_id)
+        if ts is not None and tr.run_id in ts.open:
+            ts.open.remove(tr.run_id)
         facts = RunFacts(
             run_id=tr.run_id,
             status=seg.status or sc.RUN_STATUS_COMPLETED,

@@ -17,6 +17,14 @@ spans; the wrapper then emits the run's end with the status the result proves:
 - otherwise `completed` (or `max_turns`, when an error handler turned the limit into a
   final output).
 
+Each call is its own run, even when several run at once in one event loop under one SDK
+trace (`asyncio.gather`, as the SDK's `agent_patterns/parallelization.py` does): the
+holder lives in a context variable, and `asyncio` gives each task its own copy of the
+context, so each call's holder meets only its own run's spans. Every result, and every
+exception a run raises, is tagged with its run id (`OpenAIAgentsInstrumentor.run_id`). A
+call given a `RunState` resumes the run that paused on that state's approvals (else its
+trace's first run), so its evidence lands on the same run id.
+
 For `run_streamed`, the end is reported when the app finishes iterating
 `stream_events()`. The SDK marks its runner hook experimental; if it ever disappears,
 `instrument()` skips this part and the processor reports run ends from spans alone
@@ -34,7 +42,7 @@ from .. import semconv as sc
 from ..fingerprint import fingerprint
 from ..recorder import HandoffRecorder
 from ..stats import stats, swallowed
-from .processor import CURRENT_RUN, RunHolder
+from .processor import CURRENT_RUN, HandoffTracingProcessor, RunHolder
 
 _log = logging.getLogger(__name__)
 
@@ -49,36 +57,48 @@ its run: the SDK keeps the trace id on a result only when the run was interrupte
 class ObservedRunner:
     """Delegates to the SDK's runner; reports how each top-level run ended."""
 
-    def __init__(self, inner: Any, recorder: HandoffRecorder) -> None:
+    def __init__(
+        self, inner: Any, recorder: HandoffRecorder, processor: HandoffTracingProcessor
+    ) -> None:
         self.inner = inner
         self.recorder = recorder
+        self.processor = processor
+
+    def _holder(self, input: Any) -> RunHolder:
+        holder = RunHolder()
+        try:
+            if _is_run_state(input):
+                holder.resumes = state_run_id(self.processor, input)
+        except Exception:
+            swallowed(_log, "finding the run a RunState resumes")
+        return holder
 
     @contextmanager
-    def _observing(self) -> Iterator[RunHolder]:
-        holder = RunHolder()
+    def _observing(self, input: Any) -> Iterator[RunHolder]:
+        holder = self._holder(input)
         token = CURRENT_RUN.set(holder)
         try:
             yield holder
         except BaseException as exc:
-            finish_run(self.recorder, holder, error=exc)
+            finish_run(self.recorder, holder, error=exc, processor=self.processor)
             raise
         finally:
             CURRENT_RUN.reset(token)
 
     async def run(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
-        with self._observing() as holder:
+        with self._observing(input) as holder:
             result = await self.inner.run(starting_agent, input, **kwargs)
-        finish_run(self.recorder, holder, result=result)
+        finish_run(self.recorder, holder, result=result, processor=self.processor)
         return result
 
     def run_sync(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
-        with self._observing() as holder:
+        with self._observing(input) as holder:
             result = self.inner.run_sync(starting_agent, input, **kwargs)
-        finish_run(self.recorder, holder, result=result)
+        finish_run(self.recorder, holder, result=result, processor=self.processor)
         return result
 
     def run_streamed(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
-        holder = RunHolder()
+        holder = self._holder(input)
         # The SDK starts the run in a background task created inside run_streamed; that
         # task copies this context, holder included.
         token = CURRENT_RUN.set(holder)
@@ -87,7 +107,7 @@ class ObservedRunner:
         finally:
             CURRENT_RUN.reset(token)
         try:
-            _observe_stream(result, holder, self.recorder)
+            _observe_stream(result, holder, self.recorder, self.processor)
         except Exception:
             # Could not hook the stream: let the processor report the end from spans.
             holder.delegate = False
@@ -99,7 +119,9 @@ class ObservedRunner:
         return getattr(self.inner, name)
 
 
-def _observe_stream(result: Any, holder: RunHolder, recorder: HandoffRecorder) -> None:
+def _observe_stream(
+    result: Any, holder: RunHolder, recorder: HandoffRecorder, processor: HandoffTracingProcessor
+) -> None:
     original = result.stream_events
 
     async def stream_events() -> AsyncIterator[Any]:
@@ -111,13 +133,13 @@ def _observe_stream(result: Any, holder: RunHolder, recorder: HandoffRecorder) -
         except GeneratorExit:
             # The app stopped reading early; report what the spans showed, if anything.
             if holder.facts is not None:
-                finish_run(recorder, holder, result=result)
+                finish_run(recorder, holder, result=result, processor=processor)
             raise
         except BaseException as exc:
-            finish_run(recorder, holder, error=exc)
+            finish_run(recorder, holder, error=exc, processor=processor)
             raise
         if finished:
-            finish_run(recorder, holder, result=result)
+            finish_run(recorder, holder, result=result, processor=processor)
 
     result.stream_events = stream_events
 
@@ -128,6 +150,7 @@ def finish_run(
     *,
     result: Any = None,
     error: BaseException | None = None,
+    processor: HandoffTracingProcessor | None = None,
 ) -> None:
     """Emit the run's end (and its pending approvals); never raises."""
     try:
@@ -150,6 +173,9 @@ def finish_run(
         final_agent = _agent_name(result) if result is not None else None
         if final_agent is None and facts is not None:
             final_agent = facts.final_agent
+        if processor is not None:
+            processor.run_reported(run_id)
+            processor.note_approvals(run_id, _trace_id(result), approval_tokens(interruptions))
         recorder.run_ended(
             run_id,
             status,
@@ -187,6 +213,40 @@ def approval_token(item: Any) -> str | None:
     if sc.CODE_PATTERN.match(call_id) and len(call_id) <= sc.MAX_ID_LEN:
         return call_id
     return fingerprint(call_id) or None
+
+
+def approval_tokens(items: Any) -> tuple[str, ...]:
+    return tuple(t for t in map(approval_token, items) if t is not None)
+
+
+def pending_approvals(obj: Any) -> list[Any]:
+    """The pending approvals of a `RunState` (`get_interruptions()`) or a result."""
+    getter = getattr(obj, "get_interruptions", None)
+    if callable(getter):
+        return list(getter())
+    return list(getattr(obj, "interruptions", None) or ())
+
+
+def state_run_id(processor: HandoffTracingProcessor, obj: Any) -> str | None:
+    """The run a `RunState` or an untagged result belongs to (see `run_id_for`)."""
+    group_id = getattr(getattr(obj, "_trace_state", None), "group_id", None)
+    return processor.run_id_for(
+        _trace_id(obj),
+        group_id if isinstance(group_id, str) else None,
+        approval_tokens(pending_approvals(obj)),
+    )
+
+
+def _trace_id(obj: Any) -> str | None:
+    # An interrupted result keeps its trace's state (the resumed run reattaches to it).
+    trace_id = getattr(getattr(obj, "_trace_state", None), "trace_id", None)
+    return trace_id if isinstance(trace_id, str) else None
+
+
+def _is_run_state(obj: Any) -> bool:
+    from agents import RunState
+
+    return isinstance(obj, RunState)
 
 
 def _field(obj: Any, name: str) -> Any:
