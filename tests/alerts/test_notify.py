@@ -166,6 +166,49 @@ def _attempts(receiver: Any, key: str) -> list[Any]:
     return [p for p in receiver.snapshot() if any(e["key"] == key for e in p.json()["events"])]
 
 
+def seed_history(sender: Any, now: int) -> None:
+    """What a backfill sends: a loop that ended two hours ago, a wait checkpointed three
+    hours ago whose deadline passed two hours ago, a run silent for two hours."""
+    hours = 3600 * S
+    r = Run(sender, "old-loop", now - 2 * hours)
+    r.started()
+    r.loop()
+    r.ended(at=1.0)
+    r = Run(sender, "old-overdue", now - 3 * hours)
+    r.started()
+    r.handoff("h1", "triage", "refunds")
+    r.wait("h1", deadline=now - 2 * hours, owner="finance", at=0.2)
+    r = Run(sender, "old-stuck", now - 2 * hours)
+    r.started()
+    r.handoff("h1", "triage", "billing")
+    assert sender.send().name == "SUCCESS"
+
+
+def test_history_pages_nobody_and_fresh_events_still_arrive(
+    collector_factory, otlp_sender_factory, receiver_factory
+) -> None:
+    receiver = receiver_factory()
+    collector = collector_factory(
+        args=notify_args(receiver.url, extra=("--notify-max-age-seconds", "600"))
+    )
+    sender = otlp_sender_factory(collector, service="support")
+    seed_history(sender, time.time_ns())
+    expected = seed_everything(sender, time.time_ns())
+    got = until(lambda: seen(receiver), lambda got: expected <= set(got))
+    last = sentinel(sender, "r-fresh-last")  # seen after every event above was handled
+    got = until(lambda: seen(receiver), lambda got: last in got)
+    assert not {run for _event, run in got if run.startswith("old-")}, got
+    # The board still shows the history: freshness is about paging people, not about facts.
+    assert collector.run("old-loop", until=lambda r: r["loop"])["loop"] is True
+
+    # With no bound (0), the same history is sent: the filter above is what held it back.
+    everything = receiver_factory()
+    collector.restart(args=notify_args(everything.url, extra=("--notify-max-age-seconds", "0")))
+    old = {(sc.NOTIFY_RUN_LOOPING, "old-loop"), (sc.NOTIFY_APPROVAL_OVERDUE, "old-overdue")}
+    old.add((sc.NOTIFY_RUN_STUCK, "old-stuck"))
+    until(lambda: seen(everything), lambda got: old <= set(got))
+
+
 def test_failing_receiver_gets_retries_with_growing_backoff(
     collector_factory, otlp_sender_factory, receiver_factory
 ) -> None:

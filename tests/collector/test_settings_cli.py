@@ -105,6 +105,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "notify_config": ("/tmp/routes.json", "/tmp/other.json"),
         "notify_poll_seconds": ("1", "0.5"),
         "notify_stuck_factor": ("2", "4"),
+        "notify_max_age_seconds": ("60", "0"),
         "dashboard_url": ("http://dash.example:8501", "https://dash.example"),
     }
     assert set(samples) == {s.name for s in SETTINGS if s.flag}

@@ -344,6 +344,12 @@ class CollectorConfig(_Served):
         type=non_negative_float,
         metavar="N",
     )
+    notify_max_age_seconds: float = option(
+        900.0,
+        "Only events that happened within this many seconds are sent: a loop, stuck run or wait the notifier first sees later (history, backfill, an outage) pages nobody. 0: no bound.",
+        type=non_negative_float,
+        metavar="SECONDS",
+    )
     dashboard_url: str = option(
         "",
         "Base URL of the dashboard; notifications link to `<URL>/run_detail?run_id=<id>` (no link when unset).",

@@ -464,6 +464,7 @@ def run(config: CollectorConfig) -> int:
                 dashboard_url=config.dashboard_url,
                 poll_seconds=config.notify_poll_seconds,
                 retention_days=config.retention_days,
+                max_age_seconds=config.notify_max_age_seconds,
             )
             notifier.start()
             parts.metrics.families.append(notifier.render)

@@ -13,6 +13,10 @@ that the `notifications` table does not hold yet:
 | `run_looping` | the run's handoffs loop (any status) | (event, run) |
 | `run_stuck` | in flight, silent for more than N × grace, no open wait | (event, run) |
 
+Only fresh events are found (`max_age_seconds`, `--notify-max-age-seconds`): what
+happened before the notifier could have seen it — backfilled history, a restart after an
+outage — pages nobody; the dashboard still shows it.
+
 The key is what makes "sent once": the notifier remembers every key it has handled.
 Which events a wait makes depends on its evidence only, never on when the notifier
 happened to look: a wait already past its deadline when first seen still tells its
@@ -127,10 +131,17 @@ def find_events(
     grace_seconds: float,
     stuck_factor: float,
     dashboard_url: str,
+    max_age_seconds: float = 0.0,
     limit: int = 1_000_000,
 ) -> list[Event]:
     """The events true at `now` and not yet recorded in `notifications`, oldest first,
-    at most `limit` of waits and `limit` of runs (the rest come back next time)."""
+    at most `limit` of waits and `limit` of runs (the rest come back next time).
+
+    Only events that happened within `max_age_seconds` of `now` (0: any): when a loop was
+    last seen, a run became stuck, a wait was checkpointed or its deadline passed. Older
+    ones are history the notifier was not there for (a backfill, a restart after an
+    outage) and would page people about runs that ended long ago."""
+    fresh_since = now - int(max_age_seconds * NS) if max_age_seconds > 0 else 0
     waits = statements.dicts(
         cur,
         "notify/notify_waits",
@@ -142,6 +153,7 @@ def find_events(
             "checkpointed": sc.NOTIFY_WAIT_CHECKPOINTED,
             "overdue": sc.NOTIFY_APPROVAL_OVERDUE,
             "uncertain": sc.NOTIFY_WAIT_UNCERTAIN,
+            "fresh_since": fresh_since,
             "limit": limit,
         },
     )
@@ -157,6 +169,8 @@ def find_events(
             "started": sc.RUN_STATUS_STARTED,
             "looping": sc.NOTIFY_RUN_LOOPING,
             "stuck": sc.NOTIFY_RUN_STUCK,
+            "fresh_since": fresh_since,
+            "stuck_fresh_since": fresh_since - stuck_ns if fresh_since else 0,
             "limit": limit,
         },
     )

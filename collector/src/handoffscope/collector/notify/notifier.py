@@ -121,8 +121,10 @@ class Notifier:
         dashboard_url: str,
         poll_seconds: float,
         retention_days: float,
+        max_age_seconds: float = 0.0,
     ) -> None:
         self.store = store
+        self.max_age_seconds = max_age_seconds
         self.routing = routing
         self.grace_seconds = grace_seconds
         self.stuck_factor = stuck_factor
@@ -230,6 +232,7 @@ class Notifier:
                 grace_seconds=self.grace_seconds,
                 stuck_factor=self.stuck_factor,
                 dashboard_url=self.dashboard_url,
+                max_age_seconds=self.max_age_seconds,
                 limit=EVENTS_PER_POLL,
             )
             # One per key: two run-level waits of one run (no handoff id) share a key.

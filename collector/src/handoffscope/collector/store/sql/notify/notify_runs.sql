@@ -5,9 +5,13 @@
 -- the filter health_runs.sql counts for /metrics. The anti-join against
 -- `notifications` returns only new events, so a steady poll stays cheap; $limit bounds
 -- one poll's work (the oldest first; the rest are found by the next poll).
+-- Fresh events only: a loop whose run was last seen before $fresh_since, or a run that
+-- became stuck before then (silent since before $stuck_fresh_since = $fresh_since − the
+-- stuck delay), is history — backfill, or a run the notifier never saw while it was
+-- down — and pages nobody (--notify-max-age-seconds; $fresh_since is 0 for no bound).
 WITH r AS (
     SELECT
-        run_id, service, current_agent, status, loop, loop_cycle, pending_approvals,
+        run_id, service, current_agent, status, loop, loop_cycle, pending_approvals, last_seen_ns,
         coalesce(last_handoff_ns, last_seen_ns) AS last_activity_ns,
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict_now
     FROM runs
@@ -18,10 +22,14 @@ e AS (
         *,
         unnest(
             list_concat(
-                CASE WHEN loop THEN [$looping] ELSE []::VARCHAR[] END,
+                CASE
+                    WHEN loop AND last_seen_ns >= $fresh_since THEN [$looping]
+                    ELSE []::VARCHAR[]
+                END,
                 CASE
                     WHEN (status IS NULL OR status = $started)
                      AND last_activity_ns < $stuck_before
+                     AND last_activity_ns >= $stuck_fresh_since
                      AND pending_approvals = 0
                     THEN [$stuck]
                     ELSE []::VARCHAR[]

@@ -6,6 +6,9 @@
 -- The anti-join against `notifications` keeps a steady poll cheap: only new events
 -- come back to Python, however many waits stay open; $limit bounds one poll's work
 -- (the oldest first; the rest are found by the next poll).
+-- Fresh events only (--notify-max-age-seconds): a wait checkpointed before $fresh_since
+-- tells nobody it exists (history, backfill), and an overdue one escalates only when its
+-- deadline passed since then; $fresh_since is 0 for no bound.
 -- PostgreSQL: ARRAY[...] for list literals, NOT EXISTS for ANTI JOIN.
 WITH w AS (
     SELECT
@@ -19,10 +22,14 @@ e AS (
         *,
         unnest(
             CASE
-                WHEN verdict_now = $waiting_verdict AND decision IS NULL THEN ARRAY[$checkpointed::text]
-                WHEN verdict_now = $overdue_verdict AND decision IS NULL THEN ARRAY[$checkpointed::text, $overdue::text]
-                WHEN verdict_now = $overdue_verdict THEN ARRAY[$overdue::text]
-                WHEN verdict_now = $uncertain_verdict THEN ARRAY[$uncertain::text]
+                WHEN verdict_now = $waiting_verdict AND decision IS NULL
+                 AND checkpointed_ns >= $fresh_since THEN ARRAY[$checkpointed::text]
+                WHEN verdict_now = $overdue_verdict AND decision IS NULL
+                 AND checkpointed_ns >= $fresh_since THEN ARRAY[$checkpointed::text, $overdue::text]
+                WHEN verdict_now = $overdue_verdict AND deadline_ns >= $fresh_since
+                 THEN ARRAY[$overdue::text]
+                WHEN verdict_now = $uncertain_verdict AND checkpointed_ns >= $fresh_since
+                 THEN ARRAY[$uncertain::text]
                 ELSE '{}'::text[]
             END
         ) AS event
