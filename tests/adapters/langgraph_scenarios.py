@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
-from langgraph.graph import END, START, StateGraph, add_messages
+from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict
@@ -489,3 +489,207 @@ def react_agent():
         tools=[lookup_invoice],
         name="billing",
     )
+
+
+# --- LangGraph's "Hierarchical Agent Teams" tutorial: team graphs invoked inside a node ----
+#
+# As the tutorial builds it (docs/docs/tutorials/multi_agent/hierarchical_agent_teams.ipynb
+# in langchain-ai/langgraph): `make_supervisor_node` routes with the model's structured
+# output and `Command(goto=...)`; each worker node runs a `create_react_agent` and reports
+# back to its supervisor as a named `HumanMessage`; each team is a graph of its own, and the
+# top-level supervisor's nodes call a team with `team_graph.invoke(...)` inside the node.
+# The web and file tools are local stand-ins for Tavily and the file system (offline).
+
+
+class TeamState(MessagesState):
+    next: str
+
+
+def make_supervisor_node(llm: Any, members: list[str]) -> Any:
+    options = ["FINISH", *members]
+    system_prompt = (
+        "You are a supervisor tasked with managing a conversation between the"
+        f" following workers: {members}. Given the following user request,"
+        " respond with the worker to act next. Each worker will perform a"
+        " task and respond with their results and status. When finished,"
+        f" respond with FINISH. {SENTINEL}"
+    )
+
+    # The tutorial writes `next: Literal[*options]` and `-> Command[Literal[*members,
+    # "__end__"]]`; this module postpones annotations, which would leave those as strings
+    # naming locals, so the same types are built as objects.
+    router = TypedDict("Router", {"next": Literal[tuple(options)]})  # type: ignore[misc]  # noqa: UP013
+    router.__doc__ = "Worker to route to next. If no workers needed, route to FINISH."
+
+    def supervisor_node(state: TeamState) -> Command:
+        """An LLM-based router."""
+        messages = [{"role": "system", "content": system_prompt}, *state["messages"]]
+        response = llm.with_structured_output(router).invoke(messages)
+        goto = response["next"]
+        if goto == "FINISH":
+            goto = END
+        return Command(goto=goto, update={"next": goto})
+
+    supervisor_node.__annotations__["return"] = Command[Literal[(*members, END)]]  # type: ignore[misc]
+    return supervisor_node
+
+
+def route(to: str) -> AIMessage:
+    """The supervisor model's structured answer: a `Router` tool call naming the next worker."""
+    return call("Router", next=to)
+
+
+@tool
+def search_web(query: str) -> str:
+    """Search the web (stands in for the tutorial's Tavily tool)."""
+    return f"three articles about {query} {SENTINEL}"
+
+
+@tool
+def create_outline(points: list[str], file_name: str) -> str:
+    """Create and save an outline."""
+    return f"Outline saved to {file_name} {SENTINEL}"
+
+
+class DiskFull(OSError):
+    pass
+
+
+def write_document_tool(*, fail: bool = False):
+    @tool
+    def write_document(content: str, file_name: str) -> str:
+        """Create and save a text document."""
+        if fail:
+            raise DiskFull(f"no space left for {file_name} {SENTINEL}")
+        return f"Document saved to {file_name} {SENTINEL}"
+
+    return write_document
+
+
+def worker_node(name: str, agent_graph: Any) -> Any:
+    """A team's worker: runs its react agent, then ALWAYS reports back to the supervisor."""
+
+    def node(state: TeamState) -> Command[Literal["supervisor"]]:
+        result = agent_graph.invoke(state)
+        return Command(
+            update={"messages": [HumanMessage(content=result["messages"][-1].content, name=name)]},
+            goto="supervisor",
+        )
+
+    return node
+
+
+def team_graph(supervisor_llm: Any, workers: dict[str, Any]):
+    """A team: its own supervisor (also named `supervisor`) and its workers."""
+    builder = StateGraph(TeamState)
+    builder.add_node("supervisor", make_supervisor_node(supervisor_llm, list(workers)))
+    for name, agent_graph in workers.items():
+        builder.add_node(name, worker_node(name, agent_graph))
+    builder.add_edge(START, "supervisor")
+    return builder.compile()
+
+
+def call_team(name: str, graph: Any) -> Any:
+    """A top-level node that gives a team the last message and reports its answer back."""
+
+    def node(state: TeamState) -> Command[Literal["supervisor"]]:
+        response = graph.invoke({"messages": state["messages"][-1]})
+        return Command(
+            update={
+                "messages": [HumanMessage(content=response["messages"][-1].content, name=name)]
+            },
+            goto="supervisor",
+        )
+
+    return node
+
+
+def hierarchical(top: Iterator[AIMessage], teams: dict[str, Any]):
+    """The top-level graph: a supervisor over the teams, each called inside a node."""
+    builder = StateGraph(TeamState)
+    builder.add_node("supervisor", make_supervisor_node(scripted(top), list(teams)))
+    for name, graph in teams.items():
+        builder.add_node(name, call_team(name, graph))
+    builder.add_edge(START, "supervisor")
+    return builder.compile()
+
+
+def react(turns: Any, tools: list, prompt: str | None = None):
+    from langgraph.prebuilt import create_react_agent
+
+    return create_react_agent(scripted(turns), tools=tools, prompt=prompt)
+
+
+def research_team(supervisor_turns: Iterator[AIMessage], search_turns: Iterator[AIMessage]):
+    return team_graph(scripted(supervisor_turns), {"search": react(search_turns, [search_web])})
+
+
+def hierarchical_teams(*, disk_full: bool = False):
+    """The tutorial's run: research, then writing (outline, then document), then FINISH.
+    `disk_full`: the doc writer's `write_document` raises (the run fails inside the team)."""
+    research = research_team(
+        iter([route("search"), route("FINISH")]),
+        iter([call("search_web", query=f"AI agents {SENTINEL}"), say("agents are booming")]),
+    )
+    writing = team_graph(
+        scripted([route("note_taker"), route("doc_writer"), route("FINISH")]),
+        {
+            "note_taker": react(
+                [
+                    call("create_outline", points=[f"intro {SENTINEL}"], file_name="o.txt"),
+                    say("outline ready"),
+                ],
+                [create_outline],
+                prompt=f"You can read documents and create outlines. {SENTINEL}",
+            ),
+            "doc_writer": react(
+                [
+                    call("write_document", content=f"report {SENTINEL}", file_name="r.txt"),
+                    say("report written"),
+                ],
+                [write_document_tool(fail=disk_full)],
+                prompt=f"You can read, write and edit documents. {SENTINEL}",
+            ),
+        },
+    )
+    return hierarchical(
+        iter([route("research_team"), route("writing_team"), route("FINISH")]),
+        {"research_team": research, "writing_team": writing},
+    )
+
+
+def hierarchical_research_loop():
+    """The research team's supervisor sends `search` the same request again and again;
+    the search agent finds nothing new each time: a ping-pong inside the team, until the
+    recursion limit (raised in the team graph, through the top-level node, to the caller)."""
+    research = research_team(
+        forever(lambda: route("search")),
+        forever(lambda: say("I found nothing new")),
+    )
+    return hierarchical(forever(lambda: route("research_team")), {"research_team": research})
+
+
+# --- langgraph-supervisor with parallel handoff tool calls ---------------------------------
+
+
+def supervisor_parallel_handoffs():
+    """`create_supervisor(..., parallel_tool_calls=True)`: the supervisor's model asks for
+    billing and refunds in one message. The library's handoff tools each return a `Send`;
+    LangGraph carries out the first `ParentCommand` and drops the other agent's."""
+    from langgraph.prebuilt import create_react_agent
+    from langgraph_supervisor import create_supervisor
+
+    both = AIMessage(
+        content=f"asking both {SENTINEL}",
+        tool_calls=[
+            {"name": "transfer_to_billing", "args": {}, "id": f"call_{next(_ids)}"},
+            {"name": "transfer_to_refunds", "args": {}, "id": f"call_{next(_ids)}"},
+        ],
+    )
+    billing = create_react_agent(scripted([say("billing checked")]), tools=[], name="billing")
+    refunds = create_react_agent(scripted([say("refund issued")]), tools=[], name="refunds")
+    return create_supervisor(
+        [billing, refunds],
+        model=scripted([both, say("your case is handled")]),
+        parallel_tool_calls=True,
+    ).compile()

@@ -139,7 +139,9 @@ KINDS: Final = (KIND_HANDOFF, KIND_DELEGATION)
 
 REASON_IGNORED_SAME_TURN: Final = "ignored_same_turn"
 """`handoff.reason` of a handoff the runtime ignored because it takes one per turn (the
-Agents SDK takes the first of several handoffs the model asked for in one turn)."""
+Agents SDK takes the first of several handoffs the model asked for in one turn; LangGraph
+carries out one of several handoff tools called in parallel, e.g. langgraph-supervisor
+with `parallel_tool_calls=True`)."""
 REASON_TOOL_MISSING: Final = "handoff_tool_missing"
 """`handoff.reason` of a call to a handoff tool the sending agent does not have."""
 REASON_EDGE: Final = "edge"

@@ -17,6 +17,23 @@ What it sees, and what it emits (names in `semconv`; at most two spans per hando
   at work, not two agents handing off). A node may itself be a compiled subgraph with its
   own model and tools (the swarm / supervisor shape). `instrument(agent_nodes=[...])` names
   the agents yourself.
+- **Teams: a graph invoked inside an agent's node.** A node function that calls another
+  graph (`research_graph.invoke(...)`, as LangGraph's "Hierarchical Agent Teams" tutorial's
+  top-level nodes do) runs a team: that graph's agent nodes are agents of the *same run*
+  (the outer invocation is the run), found by the same rule, and named
+  `<calling agent>/<node>` — `research_team/supervisor` is the research team's supervisor,
+  `supervisor` the top-level one; a team called from a team's node nests again
+  (`research_team/search/...`). The team's handoffs are recorded like the root graph's,
+  with its own routes, edges, control key and progress, and take as `turn` the root
+  superstep of the node that called the team (the team counts its own steps from 1; its
+  handoffs still sort between the root handoffs around them). A graph with fewer than two
+  agents (a react agent a worker runs inside its node, as langgraph-supervisor's workers
+  and the tutorial's do) is that agent at work, not a team; so is a compiled graph added
+  as a node (`add_node("billing", billing_graph)`: the agent-as-subgraph shape). With
+  `agent_nodes` set, a team's agents are the qualified names listed
+  (`"research_team/search"`). A `GraphRecursionError` raised in a team graph reaches the
+  caller through the node: the run ends `max_turns`, and a team going round when it hit
+  the limit is a loop like any other.
 - **A handoff** is any transfer of control from one agent node to another, whatever
   carries it (`handoff.reason`):
   - `command` — a `Command(goto=...)` returned by a root node, or raised from inside its
@@ -29,6 +46,13 @@ What it sees, and what it emits (names in `semconv`; at most two spans per hando
     conditional edge (`add_conditional_edges`), whose destination is known only when it
     starts in the next superstep, so request, transfer and admission go on one span then
     (`route.declared` true when the branch lists its destinations, absent when open-ended).
+  - `ignored_same_turn` — a handoff tool of the same model turn that LangGraph did not
+    carry out: when one message calls two handoff tools (langgraph-supervisor's
+    `create_supervisor(..., parallel_tool_calls=True)`, or any model that returns two),
+    each tool raises its own `ParentCommand` and only the first to arrive moves control;
+    the other agent never runs. It is recorded with its own `tool_call.id`, `route.goto`
+    where the run went instead, and is never admitted: the collector judges it
+    `route_rejected`, with the next step for that reason.
   `goto=END` and a node sending to itself are not handoffs. A `goto` or `Send` to a name
   that is no node is one: LangGraph drops it without running anything, so it is never
   admitted (the collector judges it `destination_not_started`).
@@ -36,7 +60,7 @@ What it sees, and what it emits (names in `semconv`; at most two spans per hando
   `route.goto`, `route.declared` (is the target among the sender's declared destinations:
   its static and conditional edges, `Command[Literal[...]]` return annotation or
   `add_node(..., destinations=...)`; omitted when the node declares nothing or has an
-  open-ended branch), `turn` (the superstep), `tool_call.id` (when a tool issued it),
+  open-ended branch), `turn` (the root superstep), `tool_call.id` (when a tool issued it),
   `control.before`, `fingerprint` and `state_version` (below), `reason`, `kind`
   (`handoff`) and `unobserved`: the boundaries this adapter cannot see — `context` always
   (LangGraph has no context contract), and `tool_protocol` when no tool call carried it.
@@ -69,15 +93,18 @@ counted twice (handoff ids derive from LangGraph's own task ids; a destination i
 once).
 
 **Loops.** A loop is the same destination getting the same task with no new work, so
-`fingerprint` is the task — the keyed HMAC (`fingerprint()`) of the human messages' ids — and
-`state_version` is progress: the number of *distinct units of work* produced in the run so
-far, each unit a keyed HMAC. The units:
+`fingerprint` is the task — the keyed HMAC (`fingerprint()`) of the human messages' ids (not
+agents' reports, below) — and `state_version` is progress: the number of *distinct units of
+work* produced in the run so far, each unit a keyed HMAC. The units:
 
 - each tool call (tool name + arguments) and each tool result (`ToolMessage`: name +
   content), except the handoff plumbing: calls that carried a handoff, tools named
   `transfer_to_...` / `transfer_back_to_...`, and langgraph-supervisor's hand-back pair
   (`response_metadata["__is_handoff_back"]`) — with their `ToolMessage`s;
-- each AI message without tool calls (its text: the same answer twice is one unit);
+- each AI message without tool calls (its text: the same answer twice is one unit), and
+  each human message named after a node of the graph reading it — a worker's report, as
+  the hierarchical-teams tutorial writes them (`HumanMessage(content=..., name="search")`):
+  its text, as an answer, and not part of the task;
 - each state value other than the messages, the control key and managed values, per key
   (a list or tuple: one unit per element, so appending an identical note adds nothing).
 
@@ -117,11 +144,12 @@ config you invoked with):
 
 **Limits.** Static breakpoints (`interrupt_before` / `interrupt_after`) are debugging
 stops, not waits: such a run reports `completed`. Graphs invoked from inside a node on the
-node's own config belong to the outer run; with a thread of their own they are runs of
-their own. A `RemoteGraph` is not observed (its graph runs in another process — instrument
-that one). Only the root graph's nodes are agents: handoffs inside a subgraph (a swarm
-nested in a node) are that node's own work. A conditional edge's destination is recognised
-by timing — an agent that starts in the superstep after the edge's sender, among the edge's
+node's own config belong to the outer run (a team, above); with a thread of their own they
+are runs of their own. A `RemoteGraph` is not observed (its graph runs in another process —
+instrument that one). Handoffs inside a compiled graph added as a node (a swarm nested as
+a node) are that node's own work; call it from a node function to have it seen as a team.
+Two graphs invoked one after the other by the same node share its prefix (name their
+nodes apart). A conditional edge's destination is recognised by timing — an agent that starts in the superstep after the edge's sender, among the edge's
 destinations, and that nothing else the adapter saw sent there. Adding any callback handler makes LangChain run its callback machinery for every
 step; `bench/bench_adapter_langgraph.py` measures what that and the spans cost.
 
@@ -165,6 +193,7 @@ RUN_ID_METADATA_KEY = sc.RUN_ID
 """Config (and so checkpoint) metadata key holding the run id, for resumes in another process."""
 _CHECKPOINT_COORDINATES = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 _TASK_ID_KEY = "__pregel_task_id"
+_NS_KEY = "checkpoint_ns"
 _CHECKPOINTER_KEY = "__pregel_checkpointer"
 
 _last_run_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -366,18 +395,27 @@ class LangGraphInstrumentor(HandoffInstrumentor):
             from langchain_core.runnables.config import var_child_runnable_config
             from langgraph.types import Command
 
-            from .handler import has_our_handler
+            from .handler import our_handler
 
             conf = (config or {}).get("configurable") or {}
-            if _TASK_ID_KEY in conf:
-                return None  # a subgraph run as a task: the root's handler sees it
             ambient = var_child_runnable_config.get() or {}
             ambient_conf = ambient.get("configurable") or {}
-            if _TASK_ID_KEY in ambient_conf and not any(
-                conf.get(k) for k in _CHECKPOINT_COORDINATES
-            ):
-                return None  # a graph invoked inside a node, on the node's config
-            if has_our_handler((config or {}).get("callbacks")):
+            inside = _TASK_ID_KEY in conf or (
+                # invoked inside a node without a config (the node's config is ambient)
+                _TASK_ID_KEY in ambient_conf
+                and not any(conf.get(k) for k in _CHECKPOINT_COORDINATES)
+            )
+            callbacks = (config or {}).get("callbacks")
+            if inside:
+                # A graph running inside a task of an observed run (a subgraph node, or a
+                # graph invoked in a node function): the root's handler sees its nodes, and
+                # decides whether it is a team of that run.
+                handler = our_handler(callbacks or ambient.get("callbacks"))
+                ns = conf.get(_NS_KEY) if _TASK_ID_KEY in conf else ambient_conf.get(_NS_KEY)
+                if handler is not None and isinstance(ns, str):
+                    handler.nested(ns, graph)
+                return None
+            if our_handler(callbacks) is not None:
                 return None
             tid = conf.get("thread_id")
             thread_id = str(tid) if tid is not None else None

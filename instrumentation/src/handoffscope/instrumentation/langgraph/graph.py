@@ -1,15 +1,17 @@
 """Reading a compiled graph's shape and its state's control key, never its content.
 
-`graph_info()` is computed once per compiled graph (cached weakly): which root nodes are
+`graph_info()` is computed once per compiled graph (cached weakly): which nodes are
 agents, where each may send (its declared destinations), its static and conditional edges,
-and which state keys count as work (see `progress.py`).
+which nodes are themselves compiled graphs, and which state keys count as work (see
+`progress.py`). The same reading serves the root graph and a team graph invoked inside
+one of its agents' nodes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,9 @@ class GraphInfo:
     """agent -> agents its static edges lead to."""
     branches: Mapping[str, tuple[frozenset[str] | None, ...]]
     """agent -> the destination sets of its conditional edges (None: open-ended)."""
+    subgraph_nodes: frozenset[str] = frozenset()
+    """Nodes that are themselves compiled graphs (`add_node("billing", billing_graph)`):
+    the agent-as-subgraph shape, whose inner nodes are that agent's own steps."""
 
     def is_agent(self, node: str) -> bool:
         return node in self.agents
@@ -52,13 +57,28 @@ class GraphInfo:
 graph_info_cache: weakref.WeakKeyDictionary[Any, GraphInfo] = weakref.WeakKeyDictionary()
 
 
-def graph_info(graph: Any, settings: LangGraphSettings) -> GraphInfo:
-    try:
-        cached = graph_info_cache.get(graph)
-    except TypeError:
-        cached = None
-    if cached is not None:
-        return cached
+def graph_info(graph: Any, settings: LangGraphSettings, prefix: str = "") -> GraphInfo:
+    """The graph's shape. `prefix` is the agent-name prefix of a team graph invoked inside
+    an agent's node (`research_team/`): with `agent_nodes` set, its agents are the nodes
+    whose qualified name is listed (not cached: the answer depends on where it runs)."""
+    names: Collection[str] | None = None
+    if prefix and settings.agent_nodes is not None:
+        names = {n[len(prefix) :] for n in settings.agent_nodes if n.startswith(prefix)}
+    elif not prefix:
+        try:
+            cached = graph_info_cache.get(graph)
+        except TypeError:
+            cached = None
+        if cached is not None:
+            return cached
+    info = _read(graph, settings, names)
+    if names is None:
+        with contextlib.suppress(TypeError):  # an unhashable graph is just not cached
+            graph_info_cache[graph] = info
+    return info
+
+
+def _read(graph: Any, settings: LangGraphSettings, names: Collection[str] | None) -> GraphInfo:
     targets: dict[str, set[str]] = {}
     open_ended: set[str] = set()
     managed: set[str] = set()
@@ -94,13 +114,13 @@ def graph_info(graph: Any, settings: LangGraphSettings) -> GraphInfo:
                     targets.setdefault(start, set()).update(ends.values())
                     branch_ends.setdefault(start, []).append(frozenset(ends.values()))
         managed.update(getattr(builder, "managed", None) or ())
-    agents = agent_nodes(nodes, settings)
+    agents = agent_nodes(nodes, settings) if names is None else frozenset(names) & set(nodes)
     routes = {node: (frozenset(dests), node not in open_ended) for node, dests in targets.items()}
     skip = {settings.messages_key, *managed}
     if settings.control_key:
         skip.add(settings.control_key)
     channels = getattr(graph, "channels", None) or {}
-    info = GraphInfo(
+    return GraphInfo(
         routes=routes,
         value_keys=None if value_keys is None else frozenset(value_keys - skip),
         skip_keys=frozenset(skip),
@@ -113,10 +133,18 @@ def graph_info(graph: Any, settings: LangGraphSettings) -> GraphInfo:
             if start in agents
         },
         branches={start: tuple(b) for start, b in branch_ends.items() if start in agents},
+        subgraph_nodes=frozenset(
+            name for name, spec in nodes.items() if _is_graph(getattr(spec, "runnable", None))
+        ),
     )
-    with contextlib.suppress(TypeError):  # an unhashable graph is just not cached
-        graph_info_cache[graph] = info
-    return info
+
+
+def _is_graph(runnable: Any) -> bool:
+    try:
+        from langgraph.pregel import Pregel
+    except ImportError:  # pragma: no cover - the adapter is only attached with LangGraph
+        return False
+    return isinstance(runnable, Pregel)
 
 
 def agent_nodes(nodes: Mapping[str, Any], settings: LangGraphSettings) -> frozenset[str]:

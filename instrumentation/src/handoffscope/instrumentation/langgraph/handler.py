@@ -21,7 +21,7 @@ from langgraph.types import Command, Send
 
 from .. import semconv as sc
 from ..stats import swallowed
-from .graph import UNSET_AGENT, GraphInfo, agent_name, state_get
+from .graph import UNSET_AGENT, GraphInfo, agent_name, graph_info, state_get
 from .progress import items, progress, tool_closed
 from .run import Branch, Pending, Run
 from .waits import wait_facts
@@ -37,12 +37,42 @@ _UNOBSERVED_NO_TOOL = (sc.BOUNDARY_CONTEXT, sc.BOUNDARY_TOOL_PROTOCOL)
 """Nor the tool protocol when no tool call carried the handoff (edges, node Commands)."""
 
 
+NESTED_SEPARATOR = "/"
+"""Joins the agent that invoked a team graph to the team's node names: `research_team/search`."""
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """A graph whose agent nodes are agents of the run: the root graph, or a team graph
+    invoked inside the node of one of the run's agents (see the package docstring)."""
+
+    info: GraphInfo
+    prefix: str = ""
+    """Prepended to the graph's node names to name its agents ("" for the root graph)."""
+    turn: int | None = None
+    """A team graph's handoffs take the root superstep they happen in as their turn (its own
+    steps restart at 1 and would sort before earlier handoffs of the run)."""
+
+    @property
+    def nested(self) -> bool:
+        return bool(self.prefix)
+
+
 @dataclass
 class _Task:
     node: str
     step: int | None
     ns: str
     state: Any
+    scope: _Scope
+
+    @property
+    def agent(self) -> str:
+        return self.scope.prefix + self.node
+
+    @property
+    def turn(self) -> int | None:
+        return self.scope.turn if self.scope.nested else self.step
 
 
 class HandoffCallbackHandler(BaseCallbackHandler):
@@ -68,12 +98,18 @@ class HandoffCallbackHandler(BaseCallbackHandler):
         super().__init__()
         self._ins = instrumentor
         self._run = run
-        self._info = info
+        self._root_scope = _Scope(info)
         self._persisted = persisted
         self._root: Any = None
         self._tasks: dict[Any, _Task] = {}
+        self._by_ns: dict[str, _Task] = {}
+        """Running tasks (root and team nodes) by checkpoint namespace."""
+        self._scopes: dict[str, _Scope] = {}
+        """Team graphs running inside a task, by that task's checkpoint namespace."""
         self._tool_runs: dict[Any, tuple[str, str]] = {}
-        self._tool_commands: dict[str, list[tuple[str, list[str]]]] = {}
+        self._tool_commands: dict[str, list[tuple[str, list[str], bool]]] = {}
+        """Task namespace -> (tool call id, goto targets, aimed at the parent graph) of each
+        Command its tools returned."""
         self._new_waits: list[tuple[str, Mapping[str, Any], str]] = []
         self._ended = False
 
@@ -93,15 +129,20 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             if self._root is None:
                 self._root = run_id
                 return
-            if parent_run_id != self._root or not metadata:
+            if not metadata:
                 return
             node = metadata.get("langgraph_node")
             if not isinstance(node, str) or node.startswith("__"):
                 return
+            ns = str(metadata.get("langgraph_checkpoint_ns") or node)
+            scope = self._root_scope if parent_run_id == self._root else self._team(ns, node)
+            if scope is None:
+                return
             step = metadata.get("langgraph_step")
             step = step if isinstance(step, int) else None
-            task = _Task(node, step, str(metadata.get("langgraph_checkpoint_ns") or node), inputs)
+            task = _Task(node, step, ns, inputs, scope)
             self._tasks[run_id] = task
+            self._by_ns[ns] = task
             self._admit(task)
         except Exception:
             swallowed(_log, "langgraph chain start")
@@ -115,7 +156,7 @@ class HandoffCallbackHandler(BaseCallbackHandler):
                     sc.RUN_STATUS_INTERRUPTED if self._new_waits else sc.RUN_STATUS_COMPLETED
                 )
                 return
-            task = self._tasks.pop(run_id, None)
+            task = self._end_task(run_id)
             if task is None:
                 return
             items = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
@@ -123,6 +164,7 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             commands = [i for i in items if isinstance(i, Command) and i.graph != Command.PARENT]
             updates = [i.update for i in commands] + [i for i in items if isinstance(i, Mapping)]
             self._task_ended(task, commands, updates)
+            self._tool_commands.pop(task.ns, None)
         except Exception:
             swallowed(_log, "langgraph chain end")
 
@@ -139,9 +181,10 @@ class HandoffCallbackHandler(BaseCallbackHandler):
                     status = sc.RUN_STATUS_FAILED
                 self._finish(status)
                 return
-            # Only the root node's own error is handled: the same ParentCommand or
-            # GraphInterrupt reached us before from each level below it.
-            task = self._tasks.pop(run_id, None)
+            # Only a task's own error is handled: the same ParentCommand or GraphInterrupt
+            # reached us before from each level below it. (A team graph's recursion error
+            # ends its scope here, and the run when it reaches the root.)
+            task = self._end_task(run_id)
             if task is None:
                 return
             if isinstance(error, ParentCommand):
@@ -153,8 +196,57 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             elif isinstance(error, GraphInterrupt):
                 for itr in (error.args[0] if error.args else ()) or ():
                     self._interrupted(task, itr)
+            self._tool_commands.pop(task.ns, None)
         except Exception:
             swallowed(_log, "langgraph chain error")
+
+    # -- team graphs invoked inside a node ----------------------------------------------
+
+    def nested(self, ns: str, graph: Any) -> None:
+        """`graph` is about to run inside the task at checkpoint namespace `ns` (called by
+        the instrumentor's stream wrapper): observe it as a team of the run when that task
+        is an agent's node function (not the agent's own compiled graph) and the graph has
+        two agents or more (a lone react agent inside a node is that agent at work)."""
+        try:
+            task = self._by_ns.get(ns)
+            if task is None:
+                return
+            info = task.scope.info
+            if not info.is_agent(task.node) or task.node in info.subgraph_nodes:
+                return
+            prefix = task.agent + NESTED_SEPARATOR
+            inner = graph_info(graph, self._ins._settings, prefix)
+            if len(inner.agents) < 2:
+                return
+            self._scopes[ns] = _Scope(inner, prefix, task.turn)
+        except Exception:
+            swallowed(_log, "langgraph nested graph")
+
+    def _team(self, ns: str, node: str) -> _Scope | None:
+        """The team graph whose node this chain is, if it is one: one level below a task
+        that invoked a team. (Chains inside a task carry the task's own namespace: the
+        first one is the task.)"""
+        outer, sep, last = ns.rpartition("|")
+        scope = self._scopes.get(outer) if sep else None
+        if scope is None or ns in self._by_ns or last.split(":", 1)[0] != node:
+            return None
+        return scope
+
+    def _end_task(self, run_id: Any) -> _Task | None:
+        task = self._tasks.pop(run_id, None)
+        if task is None:
+            return None
+        self._by_ns.pop(task.ns, None)
+        scope = self._scopes.pop(task.ns, None)
+        if scope is not None:
+            # The team graph has returned (or raised): what it requested and never started
+            # can no longer start, and its conditional edges lead nowhere now.
+            run = self._run
+            with run.lock:
+                for to in [t for t in run.pending if t.startswith(scope.prefix)]:
+                    del run.pending[to]
+                run.branches = [b for b in run.branches if b.scope != scope.prefix]
+        return task
 
     # -- tools: which tool call carried a handoff -----------------------------------
 
@@ -171,7 +263,7 @@ class HandoffCallbackHandler(BaseCallbackHandler):
         try:
             if isinstance(tool_call_id, str) and metadata:
                 ns = str(metadata.get("langgraph_checkpoint_ns") or "")
-                self._tool_runs[run_id] = (tool_call_id, ns.split("|", 1)[0])
+                self._tool_runs[run_id] = (tool_call_id, ns)
         except Exception:
             swallowed(_log, "langgraph tool start")
 
@@ -180,12 +272,22 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             found = self._tool_runs.pop(run_id, None)
             if found is None:
                 return
+            call_id, ns = found
+            # The task the tool works for: the deepest running task around it (a root
+            # agent's subgraph runs its tools a level or two below the agent's task).
+            while ns and ns not in self._by_ns:
+                ns = ns.rpartition("|")[0]
+            if not ns:
+                return
             items = output if isinstance(output, (list, tuple)) else (output,)
             for item in items:
                 if isinstance(item, Command) and item.goto:
-                    call_id, top = found
-                    self._tool_commands.setdefault(top, []).append(
-                        (call_id, [t for t, _ in goto_targets(item.goto)])
+                    self._tool_commands.setdefault(ns, []).append(
+                        (
+                            call_id,
+                            [t for t, _ in goto_targets(item.goto)],
+                            item.graph == Command.PARENT,
+                        )
                     )
         except Exception:
             swallowed(_log, "langgraph tool end")
@@ -196,24 +298,31 @@ class HandoffCallbackHandler(BaseCallbackHandler):
     # -- evidence ---------------------------------------------------------------------
 
     def _task_ended(self, task: _Task, commands: list[Any], updates: list[Any]) -> None:
-        """A root node's step is done: record the handoffs its writes carry.
+        """A task's step is done: record the handoffs its writes carry.
 
         Each `goto` target of its Commands, then each static edge to an agent it did not
         already go to (both known now), then its conditional edges (known only when their
         destination starts: remembered for `_admit`). Edges count from agents only; a
-        Command from any root node, to an agent: a root-level ToolNode running a handoff
-        tool is then the sender (LangGraph does not say which agent the ToolNode serves).
+        Command from any node of the graph, to an agent: a ToolNode running a handoff tool
+        is then the sender (LangGraph does not say which agent the ToolNode serves).
+        Handoff tools of the same model turn whose Command LangGraph did not carry out
+        (it takes the first `ParentCommand` of parallel tool calls) are recorded as
+        ignored. Names and turns come from the task's scope (root graph or team graph).
         """
-        info = self._info
+        scope = task.scope
+        info, prefix = scope.info, scope.prefix
         if not commands and not info.is_agent(task.node):
             return
         run, ins = self._run, self._ins
         settings = ins._settings
         # LangGraph's task id: the same task re-run after a resume keeps it.
-        task_key = task.ns.rsplit(":", 1)[-1] if ":" in task.ns else f"{task.node}.{task.step}"
-        # (handoff id, to, reason, tool call id, closed in the update)
-        planned: list[tuple[str, str, str, str | None, bool | None]] = []
-        going: set[str] = set()
+        task_key = task.ns.rsplit(":", 1)[-1] if ":" in task.ns else f"{task.agent}.{task.step}"
+        # (handoff id, to, reason, tool call id, closed in the update, goto)
+        planned: list[tuple[str, str, str, str | None, bool | None, str]] = []
+        going: list[str] = []
+        carried: set[str] = set()
+        # (tool call id, goto targets, aimed at the parent graph) of the task's tools.
+        tools = self._tool_commands.pop(task.ns, None) or []
         for n, cmd in enumerate(commands):
             targets = [
                 (to, why)
@@ -222,33 +331,55 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             ]
             if not targets:
                 continue
-            call_id = self._tool_call_for(task.ns, [to for to, _ in targets])
-            closed: bool | None = None
-            if call_id is not None:
-                messages = dict(items(cmd.update)).get(settings.messages_key)
-                closed = tool_closed(messages, call_id)
+            messages = dict(items(cmd.update)).get(settings.messages_key)
             for i, (to, why) in enumerate(targets):
+                # Each target's own tool call (parallel Sends come from different calls).
+                call_id = next((c for c, gotos, _ in tools if to in gotos), None)
+                if call_id is None and tools and not going:
+                    call_id = tools[0][0]
+                closed: bool | None = None
+                if call_id is not None:
+                    carried.add(call_id)
+                    closed = tool_closed(messages, call_id)
                 # Command i of a step: ".{i}" for the first (the ids of earlier releases).
                 hid = f"{task_key}.{i}" if n == 0 else f"{task_key}.{n}.{i}"
-                planned.append((hid, to, why, call_id, closed))
-                going.add(to)
+                planned.append((hid, to, why, call_id, closed, to))
+                going.append(to)
         # (`info.edges` and `info.branches` hold agents' edges only.)
         for i, to in enumerate(info.edges.get(task.node, ())):
             if to not in going:
-                planned.append((f"{task_key}.e{i}", to, sc.REASON_EDGE, None, None))
+                planned.append((f"{task_key}.e{i}", to, sc.REASON_EDGE, None, None, to))
+        if carried:
+            # Handoff tools of the same turn whose Command LangGraph dropped (each raises
+            # its own ParentCommand; the first to arrive moves control): requested, never
+            # carried out; `goto` says where the run went instead.
+            dropped = [
+                (call_id, to)
+                for call_id, gotos, parent in tools
+                if parent and call_id not in carried
+                for to in gotos
+                if to not in going and to != task.node and info.is_agent(to)
+            ]
+            for k, (call_id, to) in enumerate(dropped):
+                planned.append(
+                    (f"{task_key}.x{k}", to, sc.REASON_IGNORED_SAME_TURN, call_id, None, going[0])
+                )
         branches = info.branches.get(task.node, ())
         if not planned and not branches:
             return
-        fresh: list[tuple[str, str, str, str | None]] = []
+        fresh: list[tuple[str, str, str, str | None, str]] = []
         with run.lock:
-            for hid, to, why, call_id, closed in planned:
+            for hid, to, why, call_id, closed, goto in planned:
                 if call_id is not None:
                     run.handoff_calls.add(call_id)
                 if hid in run.handoffs:
                     continue
                 run.handoffs.add(hid)
-                run.pending.setdefault(to, []).append(Pending(hid, to, task.step, call_id, closed))
-                fresh.append((hid, to, why, call_id))
+                if why != sc.REASON_IGNORED_SAME_TURN:
+                    run.pending.setdefault(prefix + to, []).append(
+                        Pending(hid, prefix + to, task.step, call_id, closed)
+                    )
+                fresh.append((hid, to, why, call_id, goto))
             if not fresh and not branches:
                 return
             fp, version = progress(
@@ -257,10 +388,10 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             before = self._control_before(task)
             for ends in branches:
                 run.branches.append(
-                    Branch(task.node, task_key, task.step, ends, fp, version, before)
+                    Branch(task.node, task_key, task.step, ends, fp, version, before, prefix)
                 )
         routes = info.routes.get(task.node)
-        for hid, to, why, call_id in fresh:
+        for hid, to, why, call_id, goto in fresh:
             declared = None
             if why == sc.REASON_EDGE:
                 declared = True
@@ -270,19 +401,19 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             ins._recorder.handoff_requested(
                 run.run_id,
                 hid,
-                from_agent=task.node,
-                to_agent=to,
-                turn=task.step,
+                from_agent=task.agent,
+                to_agent=prefix + to,
+                turn=task.turn,
                 fingerprint=fp or None,
                 state_version=version,
                 route_declared=declared,
                 tool_call_id=call_id,
-                goto=to,
+                goto=prefix + goto,
                 control_before=before,
                 reason=why,
                 kind=sc.KIND_HANDOFF,
                 unobserved=_UNOBSERVED if call_id is not None else _UNOBSERVED_NO_TOOL,
-                agent=task.node,
+                agent=task.agent,
                 conversation_id=run.conversation_id,
             )
 
@@ -290,40 +421,43 @@ class HandoffCallbackHandler(BaseCallbackHandler):
         """Who holds control as the sender sees it: the control key where the graph keeps
         one (that is what catches a stale key), else the runtime's view: the sender."""
         key = self._ins._settings.control_key
-        if key and self._info.control_tracked:
-            return agent_name(state_get(task.state, key))
-        return task.node
+        if key and task.scope.info.control_tracked:
+            held = agent_name(state_get(task.state, key))
+            return None if held is None else task.scope.prefix + held
+        return task.agent
 
     def _control_after(self, task: _Task) -> str | None:
         key = self._ins._settings.control_key
-        if key and self._info.control_tracked:
-            return agent_name(state_get(task.state, key)) or UNSET_AGENT
-        return task.node
-
-    def _tool_call_for(self, ns: str, targets: list[str]) -> str | None:
-        found = self._tool_commands.pop(ns, None)
-        if not found:
-            return None
-        for call_id, gotos in found:
-            if any(t in gotos for t in targets):
-                return call_id
-        return found[0][0]
+        if key and task.scope.info.control_tracked:
+            held = agent_name(state_get(task.state, key))
+            return UNSET_AGENT if held is None else task.scope.prefix + held
+        return task.agent
 
     def _admit(self, task: _Task) -> None:
         run = self._run
+        scope = task.scope
+        agent = task.agent
         branched: list[tuple[str, Branch]] = []
         with run.lock:
-            if task.step is not None:
+            if scope.nested:
+                # The run's turns are the root graph's supersteps; a team's agent at work
+                # is still who holds the task (should the run end inside the team).
+                if scope.info.is_agent(task.node):
+                    run.last_agent = agent
+            elif task.step is not None:
                 if run.first_step is None or task.step < run.first_step:
                     run.first_step = task.step
                 if run.last_step is None or task.step >= run.last_step:
                     run.last_step = task.step
                     run.last_agent = task.node
+            if task.step is not None:
                 # A conditional edge leads to the very next superstep, or nowhere (END).
                 run.branches = [
-                    b for b in run.branches if b.step is None or b.step >= task.step - 1
+                    b
+                    for b in run.branches
+                    if b.scope != scope.prefix or b.step is None or b.step >= task.step - 1
                 ]
-            waiting = run.pending.get(task.node)
+            waiting = run.pending.get(agent)
             # Only handoffs from an earlier superstep: the destination of a handoff made
             # in this step cannot already be running.
             admitted = [
@@ -334,15 +468,16 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             if admitted:
                 rest = [p for p in waiting or () if p not in admitted]
                 if rest:
-                    run.pending[task.node] = rest
+                    run.pending[agent] = rest
                 else:
-                    del run.pending[task.node]
-            elif self._info.is_agent(task.node):
+                    del run.pending[agent]
+            elif scope.info.is_agent(task.node):
                 # Nothing else sent it here: a conditional edge of the last step did.
-                dest_key = task.ns.rsplit(":", 1)[-1] if ":" in task.ns else task.node
+                dest_key = task.ns.rsplit(":", 1)[-1] if ":" in task.ns else agent
                 for b in run.branches:
                     if (
-                        b.sender != task.node
+                        b.scope == scope.prefix
+                        and b.sender != task.node
                         and (b.ends is None or task.node in b.ends)
                         and (b.step is None or task.step is None or b.step < task.step)
                     ):
@@ -369,7 +504,7 @@ class HandoffCallbackHandler(BaseCallbackHandler):
                 control_after=after,
                 tool_call_closed=closed,
                 destination_started=True,
-                agent=task.node,
+                agent=agent,
                 conversation_id=run.conversation_id,
             )
         for hid, b in branched:
@@ -377,20 +512,20 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             recorder.handoff_requested(
                 run.run_id,
                 hid,
-                from_agent=b.sender,
-                to_agent=task.node,
-                turn=b.step,
+                from_agent=scope.prefix + b.sender,
+                to_agent=agent,
+                turn=scope.turn if scope.nested else b.step,
                 fingerprint=b.fingerprint or None,
                 state_version=b.state_version,
                 route_declared=True if b.ends is not None else None,
-                goto=task.node,
+                goto=agent,
                 control_before=b.control_before,
                 control_after=after,
                 destination_started=True,
                 reason=sc.REASON_EDGE,
                 kind=sc.KIND_HANDOFF,
                 unobserved=_UNOBSERVED_NO_TOOL,
-                agent=task.node,
+                agent=agent,
                 conversation_id=run.conversation_id,
             )
 
@@ -404,7 +539,7 @@ class HandoffCallbackHandler(BaseCallbackHandler):
                 return
             run.waits_seen.add(token)
             run.open_waits.add(token)
-        self._new_waits.append((token, wait_facts(getattr(itr, "value", None)), task.node))
+        self._new_waits.append((token, wait_facts(getattr(itr, "value", None)), task.agent))
 
     def _finish(self, status: str) -> None:
         if self._ended:
@@ -450,15 +585,16 @@ def goto_targets(goto: Any) -> list[tuple[str, str]]:
     return out
 
 
-def has_our_handler(callbacks: Any) -> bool:
+def our_handler(callbacks: Any) -> HandoffCallbackHandler | None:
+    """Our handler among a config's callbacks (a list or a callback manager), if there."""
     if callbacks is None:
-        return False
+        return None
     handlers: Sequence[Any] = (
         callbacks
         if isinstance(callbacks, (list, tuple))
         else [*getattr(callbacks, "handlers", ()), *getattr(callbacks, "inheritable_handlers", ())]
     )
-    return any(isinstance(h, HandoffCallbackHandler) for h in handlers)
+    return next((h for h in handlers if isinstance(h, HandoffCallbackHandler)), None)
 
 
 def with_handler(callbacks: Any, handler: Any) -> Any:

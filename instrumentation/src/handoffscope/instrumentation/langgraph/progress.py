@@ -29,11 +29,20 @@ def _is_plumbing_name(name: Any) -> bool:
     return isinstance(name, str) and name.startswith(_PLUMBING_TOOL_PREFIXES)
 
 
-def _message_units(m: Any) -> tuple[_Entry, ...]:
-    """A message's unit entries. Content only ever goes into a keyed HMAC (`fingerprint`)."""
+def _message_units(m: Any, nodes: frozenset[str]) -> tuple[_Entry, ...]:
+    """A message's unit entries. Content only ever goes into a keyed HMAC (`fingerprint`).
+
+    `nodes` are the node names of the graph reading it: a human message named after one is
+    that node's report (LangGraph's hierarchical-teams tutorial has workers report back as
+    `HumanMessage(content=..., name="search")`), so it is work — its text, like an answer —
+    not a new task.
+    """
     kind = getattr(m, "type", None)
     meta = getattr(m, "response_metadata", None)
     handoff_back = isinstance(meta, Mapping) and bool(meta.get(_HANDOFF_BACK_KEY))
+    name = getattr(m, "name", None)
+    if kind == "human" and isinstance(name, str) and name in nodes:
+        return ((_ANSWER, None, fingerprint(_ANSWER, getattr(m, "content", None))),)
     if kind == "human":
         mid = getattr(m, "id", None)
         return ((_HUMAN, mid if isinstance(mid, str) else None, ""),)
@@ -111,7 +120,7 @@ def progress(
                 mid = getattr(m, "id", None)
                 entries = run.message_units.get(mid) if isinstance(mid, str) else None
                 if entries is None:
-                    entries = _message_units(m)
+                    entries = _message_units(m, info.nodes)
                     if isinstance(mid, str):
                         run.message_units.put(mid, entries)
                 for role, ref, digest in entries:

@@ -28,6 +28,7 @@ class Branch:
     """A sender's conditional edge: its destination is known only when it starts."""
 
     sender: str
+    """The sending node's name within its graph (`scope` + sender is the agent)."""
     task_key: str
     step: int | None
     ends: frozenset[str] | None
@@ -35,6 +36,8 @@ class Branch:
     fingerprint: str
     state_version: int
     control_before: str | None
+    scope: str = ""
+    """Agent-name prefix of the graph the edge belongs to ("" for the root graph)."""
 
 
 class Run:
