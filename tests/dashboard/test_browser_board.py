@@ -115,9 +115,7 @@ def test_every_page_counts_with_the_same_query(board_api: str) -> None:
     assert len(stuck["runs"]) == 5 and all(r["in_flight"] for r in stuck["runs"])
     # The looping tile's list: the same runs, whenever they started (the window applies to
     # when they looped), ended ones included; not the loops of three hours ago.
-    looping = _api(
-        board_api, "/api/v1/runs", state="looping", since=_since(LIVE_WINDOW), limit=100
-    )
+    looping = _api(board_api, "/api/v1/runs", state="looping", since=_since(LIVE_WINDOW), limit=100)
     assert looping["total"] == board["looping"]["count"] == len(looping["runs"])
     ids = {r["run_id"] for r in looping["runs"]}
     assert not any(i.startswith("board-looped-old-") for i in ids)
@@ -281,6 +279,11 @@ def test_board_pages_show_the_api_figures_in_chromium(
             groups.first.wait_for(timeout=PAGE_SECONDS * 1000)
             # Waits nobody owns come first: nobody will answer them.
             assert "no owner" in groups.first.inner_text()
+            # A summary chart, not a bar per wait: the page stays a few screens tall with
+            # over a hundred open waits (one bar a wait made it 9,800 px at ~200).
+            page.get_by_text("Deadlines, by owner").wait_for(timeout=PAGE_SECONDS * 1000)
+            height = page.evaluate("document.documentElement.scrollHeight")
+            assert height < 4 * VIEWPORT["height"], height
             page.screenshot(path=str(shots / "board_approvals.png"))
 
             # Runs: the on-call engineer arrives with a thread id; the URL carries it.

@@ -143,8 +143,18 @@ def test_approvals_page_is_an_escalation_list_by_owner(seeded_api, monkeypatch):
     assert overdue["Time left"].startswith("overdue by")
     pending = _row(groups[2], "Run", RUN_WAITING)
     assert pending["Time left"].startswith("in ")
-    assert "owner" in _row(groups[0], "Run", RUN_UNCERTAIN)["Missing"]
+    uncertain = _row(groups[0], "Run", RUN_UNCERTAIN)
+    assert "owner" in uncertain["Missing"]
+    # Nobody to escalate to: the service's operator is who acts.
+    assert uncertain["Safe next step"].startswith("No owner: the operator of ")
+    assert list(groups[1].columns)[:3] == ["Status", "Run", "Time left"]
     assert "Overdue: 1 wait" in texts(at)
+    # One bar per owner, counted by deadline bucket — not one bar per wait.
+    chart = json.loads(plotly_specs(at)[0])
+    names = {t["name"] for t in chart["data"]}
+    assert "overdue ≤ 1 h" in names or "overdue > 1 h" in names
+    owners_drawn = {y for t in chart["data"] for y in t["y"]}
+    assert len(owners_drawn) == len(owners)
 
 
 def test_false_completions_lists_the_run_that_claimed_done_without_a_verifier(

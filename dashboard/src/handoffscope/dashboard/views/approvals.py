@@ -1,10 +1,12 @@
 """Approvals: legitimate waits on a person, and the ones that need a push — by owner.
 
-An escalation list: one line per owner (overdue, uncertain and waiting counts, the most
+A chart of open waits by owner and deadline bucket (one bar per owner, so the page stays
+one screen tall at a thousand waits), then an escalation list: one line per owner (overdue, uncertain and waiting counts, the most
 overdue wait, the next deadline), worst owner first, then each owner's waits — overdue
 first, then uncertain (a checkpoint that lacks an owner, reason, future deadline, resume
-token or persisted state), then by deadline. Waits without an owner are their own group
-at the top: nobody will answer them.
+token or persisted state), then by deadline; each wait's status and run come first. Waits
+without an owner are their own group at the top: nobody will answer them, so their next
+step names the service's operator, not an owner.
 
 Every open wait counts whatever its age and level (run-level waits have no handoff id):
 there is no time window on this page. The figures are the collector's counts of every
@@ -56,15 +58,28 @@ def _owners(waits: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
+def _next_step(verdict: object, owner: object, service: object) -> str:
+    """The verdict's safe next step — but a wait nobody owns cannot be escalated to its
+    owner: its service's operator has to act (assign an owner, or decide it)."""
+    if style.text(owner):
+        return style.next_step(verdict)
+    who = f"the operator of {style.text(service)}" if style.text(service) else "the operator"
+    return f"No owner: {who} assigns one or decides it; then fix the checkpoint."
+
+
 def _wait_rows(waits: pd.DataFrame) -> pd.DataFrame:
+    # Status and the run first: at 1440 px the columns after the sixth are off-screen.
     view = pd.DataFrame({"Status": [style.verdict_label(v) for v in waits["verdict"]]})
+    view["Run"] = [layout.run_url(r) for r in waits["run_id"]]
     view["Time left"] = [style.time_left(s) for s in waits["seconds_left"]]
+    view["Safe next step"] = [
+        _next_step(v, o, s)
+        for v, o, s in zip(waits["verdict"], waits["owner"], waits["service"], strict=True)
+    ]
     view["Deadline"] = [style.clock(t) for t in waits["deadline"]]
     view["Reason"] = waits["reason"].fillna("— none —").to_numpy()
     view["Missing"] = [", ".join(m) if isinstance(m, list) and m else "" for m in waits["missing"]]
-    view["Safe next step"] = [style.next_step(v) for v in waits["verdict"]]
     view["Notified"] = [notified.summary(n) for n in waits["notifications"]]
-    view["Run"] = [layout.run_url(r) for r in waits["run_id"]]
     view["Level"] = ["handoff" if style.text(h) else "run" for h in waits["handoff_id"]]
     view["Service"] = waits["service"].to_numpy()
     view["Checkpointed"] = [style.clock(t) for t in waits["checkpointed_at"]]
@@ -96,6 +111,13 @@ def board() -> None:
             "The list is capped, worst first; the counts above are of every open wait.",
         )
 
+        st.subheader("Deadlines, by owner")
+        st.caption(
+            "Open waits counted by where their deadline falls; overdue on the left. "
+            "One bar per owner (the most urgent first), whatever the number of waits."
+        )
+        st.plotly_chart(charts.deadline_buckets(waits), key="approvals_deadlines")
+
         owners = _owners(waits)
         st.subheader("Escalation list, by owner")
         summary = pd.DataFrame(
@@ -126,10 +148,6 @@ def board() -> None:
                     column_config={"Run": layout.run_link_column()},
                     key=f"approvals_owner_{i}",
                 )
-
-        if waits["seconds_left"].notna().any():
-            st.subheader("Time to deadline")
-            st.plotly_chart(charts.time_left(waits), key="approvals_time_left")
 
 
 st.columns([1, 2])[0].text_input(
