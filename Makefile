@@ -13,7 +13,7 @@ help:
 	@echo "make demo          set up, start collector + dashboard, drive live traffic (Ctrl-C stops)"
 	@echo "make test          set up, lint, run the whole test suite"
 	@echo "make test-postgres the verdict, API and crash-safety suites again, on a real PostgreSQL"
-	@echo "make test-foreign  Google ADK / Strands / AutoGen spans, each framework in a uv env of its own"
+	@echo "make test-foreign  other frameworks' own spans (ADK, Strands, AutoGen, MAF, Semantic Kernel, Pydantic AI, Agno, smolagents), each in a uv env"
 	@echo "make bench         benchmarks (ratios against baselines measured in the same run)"
 	@echo "make soak          long fault/overload runs (not part of make test)"
 	@echo "make screenshots   regenerate docs/screenshots/ (README images) against a seeded collector"

@@ -8,11 +8,11 @@ will assert on through the query API, and checks the store for the sentinel last
 (support.privacy.assert_content_free, which stops the collector). `run_apps` is in
 foreign_support.py (a conftest is not a module tests can import by name).
 
-The frameworks whose pins conflict with the project's (Google ADK, Strands, AutoGen) run
+The frameworks whose pins conflict with the project's (`framework_envs.FRAMEWORKS`) run
 in envs of their own (framework_envs.py):
 
 - `framework_env(name)` -> `FrameworkEnv` (tests/foreign/framework_envs.py): the cached uv env for
-  `adk`, `strands` or `autogen`, built on first use. If it cannot be built the test is
+  a name of `FRAMEWORKS` (`adk`, `strands`, `maf`, ...), built on first use. If it cannot be built the test is
   skipped on a workstation with uv's reason, and FAILS under `CI` (a skip there would hide a
   broken requirements file or a missing uv).
 - `run_scenario(env, collector, scenario, extra_env=None)` -> `ScenarioRun`: runs that framework's real

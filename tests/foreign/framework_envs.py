@@ -2,7 +2,8 @@
 
 Google ADK, Strands Agents and AutoGen each pin OpenTelemetry, protobuf or pydantic at
 versions the project's `constraints.txt` does not admit (measured: each needed an environment
-of its own). Rather than loosen the project's pins, each framework gets a virtualenv built
+of its own); Semantic Kernel pins `mcp<2`; Microsoft Agent Framework, Pydantic AI, Agno and
+smolagents instrument the process globally, so their drivers run apart too. Rather than loosen the project's pins, each framework gets a virtualenv built
 by `uv` from `tests/foreign/envs/<name>/requirements.txt` (exact pins, compiled from the
 `requirements.in` beside it with `uv pip compile --python-version 3.11`), and its scenario
 driver (`tests/foreign/envs/<name>/scenario.py`) runs with that env's python.
@@ -37,7 +38,16 @@ CACHE_ENV_VAR = "HANDOFFSCOPE_TEST_ENV_CACHE"
 # Bump when the way an env is built changes (flags below), so old cached envs are not reused.
 RECIPE = "uv-venv-1"
 BUILD_TIMEOUT_S = 900.0
-FRAMEWORKS = ("adk", "strands", "autogen")
+FRAMEWORKS = (
+    "adk",
+    "strands",
+    "autogen",
+    "semantic_kernel",
+    "pydantic_ai",
+    "agno",
+    "maf",
+    "smolagents",
+)
 
 
 class EnvUnavailable(RuntimeError):

@@ -1056,7 +1056,9 @@ def evaluate_run(
     ended_ns = status_v[0] if terminal and status_v else None
 
     arrived = pair_arrivals(transfers, run.arrivals)
-    senders = pair_senders(transfers, run.arrivals)
+    # Delegations too: a caller's span may travel apart from its callee's (OpenInference's
+    # Agno and smolagents members name their caller only by an ancestor span).
+    senders = pair_senders(ordered, run.arrivals)
 
     def to_of(h: HandoffState) -> str | None:
         return h.vals[_TO] or arrived.get(h.handoff_id or "")

@@ -353,8 +353,7 @@ class Allowlist:
         refused: Counter = Counter()
         sources: Counter = Counter()
         if translation is not None:
-            # INTEGRATION: Translation.scopes_read lands with the GenAI translator's change.
-            for (service, scope, source), n in getattr(translation, "scopes_read", {}).items():
+            for (service, scope, source), n in translation.scopes_read.items():
                 sources[(*self.source_key(service, scope), SOURCE_TRANSLATED + source)] += n
         refused_names: list[str] = []
         kept = 0

@@ -102,12 +102,22 @@ class ForeignSpan:
     (e.g. "Max turns exceeded"), never copied: they are free text.
     """
 
-    __slots__ = ("_span", "_attrs", "_batch")
+    __slots__ = ("_span", "_attrs", "_batch", "_scope")
 
-    def __init__(self, span: Span, batch: Mapping[bytes, Span] | None = None) -> None:
+    def __init__(
+        self, span: Span, batch: Mapping[bytes, Span] | None = None, scope: str = ""
+    ) -> None:
         self._span = span
         self._attrs: dict | None = None
         self._batch = batch
+        self._scope = scope
+
+    @property
+    def scope(self) -> str:
+        """The instrumentation scope name the span came in (its parent and children share
+        it): for a translator that serves several frameworks and reads one's quirks by it
+        (genai.py's hints)."""
+        return self._scope
 
     def parent(self) -> ForeignSpan | None:
         """The parent span when it travelled in the same export (same scope), else None.
@@ -121,7 +131,7 @@ class ForeignSpan:
         if not self._batch or not self._span.parent_span_id:
             return None
         found = self._batch.get(self._span.parent_span_id)
-        return ForeignSpan(found, self._batch) if found is not None else None
+        return ForeignSpan(found, self._batch, self._scope) if found is not None else None
 
     def children(self) -> list[ForeignSpan]:
         """The span's children that travelled in the same export (same scope), in start order.
@@ -136,7 +146,7 @@ class ForeignSpan:
         me = self._span.span_id
         found = [s for s in self._batch.values() if s.parent_span_id == me]
         found.sort(key=lambda s: s.start_time_unix_nano)
-        return [ForeignSpan(s, self._batch) for s in found]
+        return [ForeignSpan(s, self._batch, self._scope) for s in found]
 
     def ancestor(self, predicate: Callable[[ForeignSpan], bool]) -> ForeignSpan | None:
         """The nearest ancestor in the same export that satisfies `predicate` (bounded walk)."""
@@ -196,6 +206,10 @@ class ForeignSpan:
 
     def linked_trace_ids(self) -> list[str]:
         return [link.trace_id.hex() for link in self._span.links]
+
+    def linked_span_ids(self) -> list[str]:
+        """Span ids of the span's links (MAF links a message's delivery to its send)."""
+        return [link.span_id.hex() for link in self._span.links]
 
     def _values(self) -> dict:
         if self._attrs is None:
