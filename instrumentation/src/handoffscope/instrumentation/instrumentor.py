@@ -34,6 +34,7 @@ What this base adds, and why:
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import sys
 import threading
@@ -113,16 +114,28 @@ class HandoffInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         try:
             _configure_if_launched_bare(kwargs.get("tracer_provider"))
             return self._attach(kwargs.get("tracer_provider"), kwargs["settings"])
-        except ImportError:
-            # BaseInstrumentor checked the installed distributions; this is a framework that
-            # is installed but does not import (a broken or partial install): logged, as a
-            # missing one is, not raised.
-            _log.warning(
-                "handoffscope: %s skipped, its framework does not import "
-                "(pip install 'handoffscope-instrumentation[%s]')",
+        except ImportError as exc:
+            if not _missing(exc):
+                # Installed but does not import (a broken or partial install): logged with
+                # its traceback, not raised.
+                _log.warning(
+                    "handoffscope: %s skipped, its framework does not import "
+                    "(pip install 'handoffscope-instrumentation[%s]')",
+                    type(self).__name__,
+                    self.extra,
+                    exc_info=True,
+                )
+                return False
+            # `opentelemetry-instrument` loads every adapter whose entry point is installed
+            # and skips BaseInstrumentor's dependency check: an app with only LangGraph
+            # reaches here for the Agents SDK. Not installed is a fact, not a fault — one
+            # line, no traceback.
+            _log.info(
+                "handoffscope: %s skipped: %s is not installed "
+                "(pip install 'handoffscope-instrumentation[%s]' to use it)",
                 type(self).__name__,
+                getattr(exc, "name", None) or "its framework",
                 self.extra,
-                exc_info=True,
             )
             return False
 
@@ -162,3 +175,15 @@ def _configure_if_launched_bare(tracer_provider: TracerProvider | None) -> None:
     from .configure import configure
 
     configure()
+
+
+def _missing(exc: ImportError) -> bool:
+    """Whether `exc` says a framework is not installed at all (its top-level package has
+    no spec), rather than installed and broken."""
+    name = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    if not name:
+        return False
+    try:
+        return importlib.util.find_spec(name.split(".")[0]) is None
+    except (ImportError, ValueError):
+        return False
