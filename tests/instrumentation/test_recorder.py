@@ -206,3 +206,33 @@ def test_never_raises_even_when_the_tracer_breaks(recorder: HandoffRecorder) -> 
     assert recorder.run_started("r") is False
     assert recorder.outcome_verified("r", "v", True) is False
     assert stats.snapshot()["errors"] == errors + 2
+
+
+def test_one_run_is_one_trace(recorder: HandoffRecorder, exporter: InMemorySpanExporter) -> None:
+    # A trace viewer opens a run whole: its evidence shares one trace id, derived from the
+    # run id (the Agents SDK's trace id when the run id is one), another run's differs.
+    from handoffscope.instrumentation.recorder import run_trace_id
+
+    recorder.run_started("run-a", agent="triage")
+    recorder.handoff_requested("run-a", "h1", from_agent="triage", to_agent="billing")
+    recorder.handoff_accepted("run-a", "h1")
+    recorder.run_started("run-b", agent="triage")
+    sdk = "trace_" + "ab12" * 8
+    recorder.run_started(sdk, agent="triage")
+    a1, a2, a3, b, c = exporter.get_finished_spans()
+    assert a1.context.trace_id == a2.context.trace_id == a3.context.trace_id
+    assert a1.context.trace_id == run_trace_id("run-a") != b.context.trace_id
+    assert c.context.trace_id == int("ab12" * 8, 16)
+    assert all(s.context.trace_flags.sampled for s in (a1, b, c))
+
+
+def test_inside_an_app_span_evidence_joins_that_trace(
+    recorder: HandoffRecorder, exporter: InMemorySpanExporter, provider
+) -> None:
+    app = provider.get_tracer("the-app")
+    with app.start_as_current_span("handle request") as outer:
+        recorder.run_started("run-c", agent="triage")
+    evidence = [s for s in exporter.get_finished_spans() if s.name == sc.SPAN_RUN][0]
+    assert evidence.context.trace_id == outer.get_span_context().trace_id
+    assert evidence.parent is not None
+    assert evidence.parent.span_id == outer.get_span_context().span_id

@@ -24,16 +24,28 @@ request and the transfer together calls `handoff_requested(..., goto=..., contro
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Tracer, TracerProvider
+from opentelemetry.context import Context
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    TraceFlags,
+    Tracer,
+    TracerProvider,
+    set_span_in_context,
+)
 
 from . import semconv as sc
+from .lru import Lru
 from .stats import stats, swallowed
 
 _log = logging.getLogger(__name__)
@@ -104,12 +116,62 @@ def to_epoch_ns(value: Any) -> int | None:
     return None
 
 
+MAX_RUN_TRACES = 4096
+"""Runs whose trace context the recorder keeps (LRU); a forgotten one is derived again,
+identically, so forgetting costs a hash, never a second trace."""
+_HEX_TRACE = re.compile(r"^(?:trace_)?([0-9a-f]{32})$")
+"""A run id that already is a trace id: 32 hex digits, or the Agents SDK's `trace_<hex>`."""
+
+
+def run_trace_id(run_id: str) -> int:
+    """The OpenTelemetry trace id of a run's evidence: the run id itself when it is one (the
+    Agents SDK's trace, so the run opens as that trace in any trace viewer), else a stable
+    hash of it — every process that reports the run derives the same trace."""
+    found = _HEX_TRACE.match(run_id)
+    if found and int(found.group(1), 16):
+        return int(found.group(1), 16)
+    return int.from_bytes(hashlib.blake2b(run_id.encode(), digest_size=16).digest(), "big") or 1
+
+
+def _run_context(run_id: str) -> Context:
+    trace_id = run_trace_id(run_id)
+    span_id = int.from_bytes(
+        hashlib.blake2b(b"run:" + run_id.encode(), digest_size=8).digest(), "big"
+    )
+    parent = SpanContext(
+        trace_id=trace_id,
+        span_id=span_id or 1,
+        is_remote=True,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+    )
+    return set_span_in_context(NonRecordingSpan(parent))
+
+
 class HandoffRecorder:
-    """Emit handoffscope evidence spans. Thread-safe; cheap; never raises."""
+    """Emit handoffscope evidence spans. Thread-safe; cheap; never raises.
+
+    One run, one trace: a run's evidence spans are children of the span that is current
+    when they are emitted (the framework's or the app's own trace), and when none is, of
+    a remote parent whose trace id is derived from the run id (`run_trace_id`), so a run's
+    evidence opens as one trace in Jaeger, Tempo or Langfuse — not one trace per span —
+    and its trace id is what Run detail shows.
+    """
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         provider = tracer_provider or trace.get_tracer_provider()
         self._tracer: Tracer = provider.get_tracer(sc.INSTRUMENTATION_SCOPE, __version__)
+        self._contexts: Lru[str, Context] = Lru(MAX_RUN_TRACES)
+        self._lock = threading.Lock()
+
+    def _parent(self, run_id: str) -> Context | None:
+        if trace.get_current_span().get_span_context().is_valid:
+            return None  # the current context: the framework's or the app's own trace
+        context = self._contexts.get(run_id)
+        if context is None:
+            context = _run_context(run_id)
+            with self._lock:
+                self._contexts.put(run_id, context)
+        return context
 
     # -- the low-level door --------------------------------------------------------------
 
@@ -142,7 +204,12 @@ class HandoffRecorder:
             if sc.RUN_ID not in clean:
                 stats.drop_attribute(sc.RUN_ID)
                 return False
-            span = self._tracer.start_span(span_name, attributes=clean, start_time=start_time_ns)
+            span = self._tracer.start_span(
+                span_name,
+                context=self._parent(clean[sc.RUN_ID]),
+                attributes=clean,
+                start_time=start_time_ns,
+            )
             span.end()
             stats.spans_emitted += 1  # a lost increment under a race is acceptable here
             return True
