@@ -78,6 +78,7 @@ def runs_page_total(con, since: int, until: int, service: str | None) -> int:
             "ranked": ["ok"],
             "started": "started",
             "stuck_before": BASE,
+            "looped_since": since,
             "spans_since": since,
         },
     )

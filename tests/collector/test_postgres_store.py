@@ -344,6 +344,8 @@ SAMPLE_PARAMS: dict[str, object] = {
             "run_key",
             "sent_ns",
             "looped_since",
+            "fresh_since",
+            "stuck_fresh_since",
             "since",
             "spans_since",
             "stuck_before",

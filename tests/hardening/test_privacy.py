@@ -155,9 +155,12 @@ def raw_hostile_request(service: str, run_id: str, spans: int):
     request = export_request(
         [*built, foreign], service=service, resource_attributes={"host.note": SENTINEL}
     )
+    # A scope NAME is shown (GET /api/v1/sources, the log) when it reads as a library's
+    # name, as a service name is; free text there — a sentence — is never repeated.
     request.resource_spans[0].scope_spans[0].scope.CopyFrom(
         InstrumentationScope(
-            name=f"{SENTINEL}-scope", attributes=key_values({"gen_ai.prompt": SENTINEL})
+            name=f"refund my order {SENTINEL} scope",
+            attributes=key_values({"gen_ai.prompt": SENTINEL}),
         )
     )
     return request
