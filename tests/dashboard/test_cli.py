@@ -98,3 +98,17 @@ def test_allowed_hosts_become_streamlits_allowed_hosts() -> None:
     argv, _ = cli.streamlit_command("http://127.0.0.1:4318", 8501, "127.0.0.1", ["a", "b"])
     given = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--server.allowedHosts"]
     assert given == ["a", "b"]
+
+
+def test_trace_link_is_a_url_template_passed_to_the_app(capsys) -> None:
+    from handoffscope.dashboard.config import ENV_TRACE_LINK
+
+    template = "http://jaeger.example:16686/trace/{trace_id}"
+    args = cli.parse_args(["--trace-link", template], environ={})
+    assert args.trace_link == template
+    _, env = cli.streamlit_command(args.api, args.port, args.host, trace_link=args.trace_link)
+    assert env[ENV_TRACE_LINK] == template
+    for bad in ("http://jaeger.example/trace/", "javascript:alert(1)//{trace_id}"):
+        with pytest.raises(SystemExit):
+            cli.parse_args(["--trace-link", bad], environ={})
+        assert "{trace_id}" in capsys.readouterr().err

@@ -169,6 +169,21 @@ def test_false_completions_lists_the_run_that_claimed_done_without_a_verifier(
     assert not any("run-healthy" in u for u in runs["Run"])
 
 
+def test_run_detail_links_its_trace_into_the_teams_trace_viewer(seeded_api, monkeypatch):
+    from handoffscope.dashboard.config import ENV_TRACE_LINK
+
+    at = open_page("run_detail", monkeypatch, seeded_api, query={"run_id": RUN_ROUTE})
+    plain = " ".join(c.value for c in at.caption)
+    assert "trace `" in plain and "jaeger.example" not in plain
+    monkeypatch.setenv(ENV_TRACE_LINK, "http://jaeger.example/trace/{trace_id}")
+    at = open_page("run_detail", monkeypatch, seeded_api, query={"run_id": RUN_ROUTE})
+    linked = " ".join(c.value for c in at.caption)
+    found = re.search(
+        r"\[`([0-9a-f]{32})`\]\(http://jaeger\.example/trace/([0-9a-f]{32})\)", linked
+    )
+    assert found and found[1] == found[2], linked
+
+
 def test_run_detail_deep_link_highlights_the_first_failing_boundary(seeded_api, monkeypatch):
     at = open_page("run_detail", monkeypatch, seeded_api, query={"run_id": RUN_ROUTE})
     assert any(

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from handoffscope.dashboard.config import ENV_API, ENV_TOKEN, DashboardConfig
+from handoffscope.dashboard.config import ENV_API, ENV_TOKEN, ENV_TRACE_LINK, DashboardConfig
 from handoffscope.instrumentation import options
 
 APP = Path(__file__).with_name("app.py")
@@ -60,7 +60,11 @@ def allowed_hosts(names: str, host: str) -> list[str]:
 
 
 def streamlit_command(
-    api: str, port: int, host: str, hosts: Sequence[str] = ("localhost", "127.0.0.1", "::1")
+    api: str,
+    port: int,
+    host: str,
+    hosts: Sequence[str] = ("localhost", "127.0.0.1", "::1"),
+    trace_link: str = "",
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and environment `main` execs: split out so a test can check them."""
     argv = [
@@ -88,6 +92,8 @@ def streamlit_command(
         argv += ["--server.allowedHosts", name]
     env = dict(os.environ)
     env[ENV_API] = api.rstrip("/")
+    if trace_link:
+        env[ENV_TRACE_LINK] = trace_link
     return argv, env
 
 
@@ -100,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     command, env = streamlit_command(
-        args.api, args.port, args.host, allowed_hosts(args.allowed_hosts, args.host)
+        args.api,
+        args.port,
+        args.host,
+        allowed_hosts(args.allowed_hosts, args.host),
+        trace_link=args.trace_link,
     )
     sys.stdout.flush()
     sys.stderr.flush()

@@ -15,7 +15,21 @@ from dataclasses import dataclass
 from handoffscope.instrumentation import options
 from handoffscope.instrumentation.options import option, port
 
+TRACE_ID_FIELD = "{trace_id}"
+
+
+def trace_link(text: str) -> str:
+    """A URL template with `{trace_id}` (empty: no links)."""
+    text = text.strip()
+    if not text:
+        return ""
+    if not text.startswith(("http://", "https://")) or TRACE_ID_FIELD not in text:
+        raise ValueError(f"must be an http(s) URL containing {TRACE_ID_FIELD}, got {text!r}")
+    return text
+
+
 ENV_API = "HANDOFFSCOPE_API"
+ENV_TRACE_LINK = "HANDOFFSCOPE_TRACE_LINK"
 ENV_TOKEN = "HANDOFFSCOPE_TOKEN"
 """Bearer token for the collector; read from the environment only, never a flag (`ps` shows flags)."""
 DEFAULT_API = "http://127.0.0.1:4318"
@@ -35,6 +49,15 @@ class DashboardConfig:
         "added. Protection against DNS rebinding (Streamlit's server.allowedHosts).",
         type=options.hosts,
         metavar="HOSTS",
+    )
+    trace_link: str = option(
+        "",
+        "URL of a trace in your trace viewer, with `{trace_id}` where the 32-hex trace id goes "
+        "(Jaeger `http://jaeger:16686/trace/{trace_id}`, Grafana Tempo's explore URL, "
+        "Langfuse's trace page): Run detail links the run's traces there. Empty: no links.",
+        type=trace_link,
+        metavar="URL",
+        env=ENV_TRACE_LINK,
     )
     token: str = option(
         "",

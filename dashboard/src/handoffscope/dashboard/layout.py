@@ -17,6 +17,8 @@ they work behind a proxy path and can be pasted into a ticket.
 from __future__ import annotations
 
 import html
+import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ import pandas as pd
 import streamlit as st
 
 from handoffscope.dashboard import client, style, urlstate
+from handoffscope.dashboard.config import ENV_TRACE_LINK, TRACE_ID_FIELD
 
 RUN_PAGE_URL_PATH = "run_detail"
 """URL path of the Run detail page; `?run_id=` selects the run."""
@@ -296,3 +299,17 @@ def capped(shown: int, total: int, unit: str, how: str = "", link: str | None = 
     if how:
         text += f" {how}"
     st.warning(text, icon=":material/filter_list:")
+
+
+_TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def trace_ref(trace_id: object) -> str:
+    """A trace id as Markdown: a link into the team's trace viewer when the dashboard has a
+    `--trace-link` template (HANDOFFSCOPE_TRACE_LINK), else the id as code. Only a 32-hex
+    id is put into a URL."""
+    text = style.text(trace_id)
+    template = os.environ.get(ENV_TRACE_LINK, "")
+    if template and _TRACE_ID.match(text):
+        return f"[`{text}`]({template.replace(TRACE_ID_FIELD, text)})"
+    return style.md(text)

@@ -166,7 +166,9 @@ def _header(run: client.RunDetail) -> None:
     if s.get("trace_ids"):
         more = len(s["trace_ids"]) - 1
         ids.append(
-            "trace " + style.md(s["trace_ids"][0]) + (f" (+{more} more)" if more > 0 else "")
+            "trace "
+            + layout.trace_ref(s["trace_ids"][0])
+            + (f" (+{more} more)" if more > 0 else "")
         )
     st.caption(
         f"Service **{style.md(s.get('service')) or '—'}** · started {style.clock(started)} · "
