@@ -555,6 +555,14 @@ def test_runs_newest_first_over_a_long_window(collector_factory, otlp_sender_fac
     older = [rid for rid in newest if rid.startswith("old")]
     assert page(2, until=until) == (older[:2], 5)  # a window that ended an hour ago
     assert page(2, sort="silent")[1] == 10  # other orders do not probe
+    # Pages: each the next slice of the same order, the total of every match; the probe
+    # reaches offset + limit rows (a second page inside the last hour, one across it).
+    assert page(2, offset=2) == (newest[2:4], 10)
+    assert page(3, offset=3) == (newest[3:6], 10)
+    assert page(4, offset=8) == (newest[8:], 10)
+    assert page(4, offset=20) == ([], 10)  # past the end: no runs, still the total
+    silent = page(10, sort="silent")[0]
+    assert page(4, offset=4, sort="silent")[0] == silent[4:8]
 
 
 BAD_PARAMS = [

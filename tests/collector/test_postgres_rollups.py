@@ -71,6 +71,7 @@ def runs_page_total(con, since: int, until: int, service: str | None) -> int:
             "service": service,
             "verdict": None,
             "limit": 1,
+            "offset": 0,
             "q": None,
             "agent": None,
             "state": None,

@@ -344,6 +344,7 @@ SAMPLE_PARAMS: dict[str, object] = {
             "run_key",
             "sent_ns",
             "looped_since",
+            "reach",
             "fresh_since",
             "stuck_fresh_since",
             "since",

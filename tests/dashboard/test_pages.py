@@ -169,6 +169,27 @@ def test_false_completions_lists_the_run_that_claimed_done_without_a_verifier(
     assert not any("run-healthy" in u for u in runs["Run"])
 
 
+def test_runs_are_reachable_page_by_page(collector_factory, monkeypatch):
+    # More matches than a page holds: every run is reachable, the URL keeps the page.
+    def many(tracers, now_ns: int) -> None:
+        for i in range(230):
+            run = RunBuilder(
+                tracers[SUPPORT], f"page-run-{i:03d}", now_ns - (i + 1) * MINUTE_NS // 10
+            )
+            run.started().handoff("triage", "billing", minute=0.01)
+
+    proc = collector_factory()
+    seed(proc.http_endpoint, build=many, services=(SUPPORT,))
+    first = open_page("runs", monkeypatch, proc.http_endpoint)
+    assert any("Runs 1–200 of 230" in c.value for c in first.caption)
+    assert len(_with(first, "Run")[0]) == 200
+    second = open_page("runs", monkeypatch, proc.http_endpoint, query={"page": "2"})
+    rows = _with(second, "Run")[0]
+    assert any("Runs 201–230 of 230" in c.value for c in second.caption)
+    ids = {re.search(r"page-run-\d+", u)[0] for u in rows["Run"]}
+    assert len(rows) == 30 and ids == {f"page-run-{i:03d}" for i in range(200, 230)}
+
+
 def test_run_detail_links_its_trace_into_the_teams_trace_viewer(seeded_api, monkeypatch):
     from handoffscope.dashboard.config import ENV_TRACE_LINK
 

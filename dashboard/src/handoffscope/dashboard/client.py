@@ -421,7 +421,7 @@ _RUN_LISTS = (
 def _run_list(
     api: str, token: str | None, service: str | None, window_seconds: int | None,
     q: str | None, agent: str | None, state: str | None, verdict: str | None, sort: str,
-    limit: int,
+    limit: int, offset: int,
 ) -> Listed:  # fmt: skip
     path = f"{API_PREFIX}/runs"
     params = {
@@ -436,6 +436,7 @@ def _run_list(
         "sort": sort,
         "ids": "true",
         "limit": limit,
+        "offset": offset,
     }
     body = _json(api, token, path, params)
     rows = frame(_list(body, "runs", path), RUN_LIST_COLUMNS)
@@ -452,10 +453,14 @@ def run_list(
     verdict: str | None = None,
     sort: str = "newest",
     limit: int = 100,
+    offset: int = 0,
 ) -> Listed:
-    """The Runs page's search (docs/api.md, `/runs`): at most `limit` rows and the total."""
+    """The Runs page's search (docs/api.md, `/runs`): at most `limit` rows from `offset`
+    on, and the total."""
     c = connection()
-    return _run_list(c.api, c.token, service, window_seconds, q, agent, state, verdict, sort, limit)
+    return _run_list(
+        c.api, c.token, service, window_seconds, q, agent, state, verdict, sort, limit, offset
+    )
 
 
 @st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)

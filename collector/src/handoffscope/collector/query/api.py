@@ -141,7 +141,7 @@ def boundaries(
 
     Unknown means no evidence yet, or not reached because an earlier check failed;
     not_observed that the source cannot see this boundary (`handoff.unobserved`), so a
-    healthy verdict says nothing about it. The checks run in DESIGN §4 order, where the
+    healthy verdict says nothing about it. The checks run in the order of docs/architecture.md, Verdicts, where the
     progress check (loops) sits between the destination and the result, and the wait
     checks come last.
     """
@@ -503,6 +503,9 @@ class QueryAPI:
             "limit": p.limit,
             "q": p.q,
             "agent": p.agent,
+            "offset": p.offset,
+            # The rows the page ends at, for the newest-first probe (runs.sql).
+            "reach": p.offset + p.limit,
             "state": p.state or None,
             "sort": p.sort,
             "ranked": list(sc.PRECEDENCE),
@@ -513,6 +516,11 @@ class QueryAPI:
             "page_since": max(since, min(until, now) - NEWEST_PROBE_S * NS),
         }
         rows = _rows(cur, "runs", params)
+        total = rows[0]["total"] if rows else 0
+        if not rows and p.offset:
+            # A page past the end: the total still says how many there are.
+            first = _rows(cur, "runs", {**params, "offset": 0, "limit": 1, "reach": 1})
+            total = first[0]["total"] if first else 0
         ids: dict[str, dict[str, Any]] = {}
         if p.ids and rows:
             lows = [r["min_received_ns"] for r in rows if r["min_received_ns"] is not None]
@@ -542,7 +550,7 @@ class QueryAPI:
                     **extra,
                 )
             )
-        return m.RunsPage(total=rows[0]["total"] if rows else 0, runs=out)
+        return m.RunsPage(total=total, runs=out)
 
     def run(self, cur, now: int, run_id: str, p: m.RunPageParams) -> m.RunDetail | Response:
         # A run may hold --max-handoffs-per-run handoffs and many more spans: the detail

@@ -73,7 +73,7 @@ class OneOf:
 TIME_DESCRIPTION = "ISO-8601 UTC, milliseconds (2026-11-30T12:00:00.123Z)"
 IsoTime = Annotated[str | None, Field(description=TIME_DESCRIPTION)]
 AVerdict = Annotated[str, OneOf(sc.PRECEDENCE)]
-"""A verdict of DESIGN §4 in an answer."""
+"""A verdict (docs/architecture.md, Verdicts) in an answer."""
 Kind = Annotated[
     str,
     OneOf(sc.KINDS),
@@ -167,11 +167,18 @@ class RunsParams(ListParams):
         RUN_SORTS[0], description="newest (default), severity, silent or last_seen."
     )
     ids: Flag = Field(False, description="true: add each run's trace_ids and conversation_ids.")
+    offset: PageOffset = Field(
+        0,
+        description="Skip this many matching runs, in the asked order (the next page: "
+        "offset + limit); `total` counts every match.",
+    )
 
 
 class HandoffsParams(ListParams):
     verdict: Verdict = Field(None, description=_VERDICT_DESCRIPTION)
-    unhealthy: Flag = Field(False, description="Only failure verdicts (1-11 of DESIGN §4).")
+    unhealthy: Flag = Field(
+        False, description="Only failure verdicts (rules 1-11 of docs/architecture.md, Verdicts)."
+    )
 
 
 def _page_description(what: str, default: int) -> tuple[str, str]:

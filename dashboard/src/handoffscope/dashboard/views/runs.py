@@ -20,6 +20,7 @@ from handoffscope.dashboard import client, layout, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
 LIMIT = 200
+"""Runs a page; every match is reachable page by page (`?page=`)."""
 ANY = ""
 STATES = {
     ANY: "Any state",
@@ -89,6 +90,9 @@ def _state_words(row) -> str:
     return style.status_label(row.status)
 
 
+page_key = urlstate.bind("page", 1, key="runs_page", parse=int)
+page = max(1, int(st.session_state.get(page_key) or 1))
+
 with layout.guard():
     listed = client.run_list(
         filters.service,
@@ -99,11 +103,18 @@ with layout.guard():
         verdict=verdict or None,
         sort=sort,
         limit=LIMIT,
+        offset=(page - 1) * LIMIT,
     )
     runs = listed.rows
     # A run in flight or stuck is listed whatever its age; a loop, when it looped.
     scope = "any age" if state in ("in_flight", "stuck") else filters.scope
-    if runs.empty:
+    if runs.empty and page > 1 and listed.total:
+        layout.empty_state(
+            "No run on this page",
+            None,
+            f"{style.count(listed.total, 'run')} match; go back to page 1.",
+        )
+    elif runs.empty:
         layout.empty_state(
             "No run matches",
             None,
@@ -140,9 +151,22 @@ with layout.guard():
         view["Handoffs"] = [int(n) if pd.notna(n) else 0 for n in runs["handoff_count"]]
         view["Turns"] = [int(n) if pd.notna(n) else None for n in runs["turns"]]
         layout.table(view, column_config={"Run": layout.run_link_column()}, key="runs_table")
-        layout.capped(
-            len(runs),
-            listed.total,
-            "run",
-            "Narrow the search (verdict, agent, service or time window) to reach the rest.",
+        pages = max(1, -(-listed.total // LIMIT))
+        if pages > 1:
+            first = (page - 1) * LIMIT + 1
+            st.caption(
+                f"Runs {first:,}–{first + len(runs) - 1:,} of {listed.total:,}, "
+                f"{LIMIT} a page, in the order above."
+            )
+    if listed.total > LIMIT or page > 1:
+        last_page = max(1, -(-listed.total // LIMIT))
+        if page > last_page:  # the matches shrank under the page (new filters, retention)
+            st.session_state[page_key] = last_page
+        st.number_input(
+            "Page",
+            min_value=1,
+            max_value=last_page,
+            step=1,
+            key=page_key,
+            help="Every match is reachable, page by page; the URL keeps the page.",
         )

@@ -1,5 +1,6 @@
 -- GET /api/v1/runs: runs first seen in [$since, $until) that match the filters, in the
--- asked order, at most $limit; `total` counts every match (the list's "N of M").
+-- asked order, at most $limit after skipping $offset (the pages of the list); `total`
+-- counts every match (the list's "N of M").
 -- The time filter comes first and is a plain range on first_seen_ns: runs are appended
 -- in update order, so row-group min/max skips the weeks outside the window.
 -- The verdict is judged at $now from the stored timeline (hs_verdict_at), so
@@ -71,15 +72,16 @@ matching AS NOT MATERIALIZED (
 ),
 probe AS (
     -- Newest first (the default order): the page is among the runs first seen at or
-    -- after the $limit-th newest first_seen_ns. Looked for first among the runs first
-    -- seen since $page_since (the window's last hour: row-group min/max skips the rest),
-    -- which holds the whole page whenever it holds $limit matches — anything before it
-    -- is older than all of them. 30 days at 10M handoffs: 54-57 → 22-23 ms.
+    -- after the $reach-th newest first_seen_ns ($reach = $offset + $limit: where the page
+    -- ends). Looked for first among the runs first seen since $page_since (the window's
+    -- last hour: row-group min/max skips the rest), which holds the whole page whenever
+    -- it holds $reach matches — anything before it is older than all of them. 30 days at
+    -- 10M handoffs: 54-57 → 22-23 ms.
     SELECT first_seen_ns
     FROM matching
     WHERE $sort = 'newest' AND first_seen_ns >= $page_since
     ORDER BY first_seen_ns DESC
-    LIMIT $limit
+    LIMIT $reach
 ),
 probed AS (
     SELECT count(*) AS n, min(first_seen_ns) AS lo FROM probe
@@ -91,15 +93,15 @@ newest AS (
     -- when the probe found the page or the page is in another order (a CASE would not:
     -- DuckDB evaluates both branches' subqueries; 7-30 ms of the other orders).
     SELECT CASE WHEN $sort = 'newest' THEN coalesce(
-        (SELECT lo FROM probed WHERE n >= $limit),
+        (SELECT lo FROM probed WHERE n >= $reach),
         (
             SELECT min(first_seen_ns)
             FROM (
                 SELECT first_seen_ns
                 FROM matching
-                WHERE $sort = 'newest' AND (SELECT n FROM probed) < $limit
+                WHERE $sort = 'newest' AND (SELECT n FROM probed) < $reach
                 ORDER BY first_seen_ns DESC
-                LIMIT $limit
+                LIMIT $reach
             )
         )
     ) END AS lo
@@ -114,4 +116,4 @@ ORDER BY
     CASE WHEN $sort = 'last_seen' THEN -last_seen_ns END,
     -first_seen_ns,
     run_id
-LIMIT $limit;
+LIMIT $limit OFFSET $offset;

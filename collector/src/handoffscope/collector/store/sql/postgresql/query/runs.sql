@@ -122,4 +122,4 @@ ORDER BY
     CASE WHEN $sort = 'last_seen' THEN -last_seen_ns END,
     first_seen_ns DESC,
     run_id
-LIMIT $limit;
+LIMIT $limit OFFSET $offset;
