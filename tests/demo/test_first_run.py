@@ -59,4 +59,5 @@ def test_one_grace_default_for_collector_demo_and_docs(monkeypatch) -> None:
     readme = (ROOT / "README.md").read_text()
     stated = {float(s) for s in re.findall(r"grace window \((\d+(?:\.\d+)?) s\)", readme)}
     assert stated == {grace}, stated
-    assert f"| `--grace-seconds` | `HANDOFFSCOPE_GRACE_SECONDS` | `{grace:g}` |" in readme
+    settings = (ROOT / "docs" / "configuration.md").read_text()
+    assert f"| `--grace-seconds` | `HANDOFFSCOPE_GRACE_SECONDS` | `{grace:g}` |" in settings

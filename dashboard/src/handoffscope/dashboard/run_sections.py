@@ -98,15 +98,16 @@ NOT_APPLICABLE = "— none"
 
 
 def extra_boundary_states(h) -> dict[str, str]:
-    """The two checks beside the six boundaries (DESIGN §4): progress (a loop) and the wait
-    checkpoint, so a loop or a broken wait never reads all green."""
+    """The two checks beside the six boundaries (docs/architecture.md, Boundaries): progress
+    (a loop) and the wait checkpoint, so a loop or a broken wait never reads all green."""
     failed = style.text(h.failed_boundary)
     words = style.BOUNDARY_STATE_WORDS
     loop = bool(getattr(h, "loop", False) or False)
     if failed == sc.BOUNDARY_PROGRESS or loop:
         progress = words[style.BOUNDARY_STATE_FAILED]
     elif failed in sc.BOUNDARIES[:5] or failed == sc.BOUNDARY_RUN:
-        # Checked after the destination (DESIGN §4): not reached when an earlier one failed.
+        # Checked after the destination (docs/architecture.md, Verdicts): not reached when an
+        # earlier one failed.
         progress = words[style.BOUNDARY_STATE_UNKNOWN]
     else:
         progress = words[style.BOUNDARY_STATE_PASSED]
@@ -175,8 +176,8 @@ def handoffs(run: client.RunDetail) -> None:
     )
     st.caption(
         "Boundaries in the order they are checked; the first that failed decides the verdict "
-        "(DESIGN §4), so a later green signal never hides it. “No evidence”: not reported yet, "
-        "or not reached after an earlier failure."
+        "(docs/architecture.md, Verdicts), so a later green signal never hides it. "
+        "“No evidence”: not reported yet, or not reached after an earlier failure."
     )
     failing = [
         (n, h)

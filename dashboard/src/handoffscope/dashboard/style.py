@@ -5,11 +5,11 @@ in every chart, and a verdict is always shown in words (`semconv.VERDICT_LABELS`
 "Destination never started"), never as its wire name. Numbers carry their unit
 ("42 s", "3 handoffs", "12 %"). Pages and charts take all of that from here.
 
-The palette is one colour per *meaning*, not per verdict: the six handoff-boundary
-failures (1–6 of DESIGN §4) share one dark red — which boundary is always said in
-words — and every other meaning has its own colour (`COLOR_MEANINGS`). The colours were
-chosen so that every pair stays apart (CIE76 ΔE ≥ `MIN_DELTA_E`) under normal vision and
-under protanopia, deuteranopia and tritanopia (Machado et al. 2009, full severity), and
+The palette is one colour per *meaning*, not per verdict: the six handoff-boundary failures
+(rules 1–6 of docs/architecture.md, Verdicts) share one dark red — which boundary is always
+said in words — and every other meaning has its own colour (`COLOR_MEANINGS`). The colours
+were chosen so that every pair stays apart (CIE76 ΔE ≥ `MIN_DELTA_E`) under normal vision
+and under protanopia, deuteranopia and tritanopia (Machado et al. 2009, full severity), and
 text on each badge (`text_on`) reaches WCAG AA contrast (≥ 4.5:1); tests/dashboard/
 test_palette.py computes both. No other colour on any page reuses one of these hues for
 another meaning.

@@ -2,8 +2,9 @@
 
 Pure functions, no I/O: the collector's health engine calls them with evidence it merged
 from spans that arrived in any order; tests call them directly. The precedence of
-DESIGN §4 is applied literally — the first rule that fails wins, so a later green
-signal (an admission, a passing verifier) never hides an earlier failure.
+the verdict rules (docs/architecture.md, Verdicts) is applied literally — the first rule
+that fails wins, so a later green signal (an admission, a passing verifier) never hides an
+earlier failure.
 
 Time-based verdicts (`destination_not_started`, `approval_overdue`, `in_flight`) depend on
 `now_ns`; callers pass the time they judge at.
@@ -93,7 +94,8 @@ def classify(
     now_ns: int | None = None,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
 ) -> Classification:
-    """Apply DESIGN §4 to merged evidence; return the verdict, its boundary and why."""
+    """Apply the verdict rules (docs/architecture.md, Verdicts) to merged evidence; return
+    the verdict, its boundary and why."""
     now = time.time_ns() if now_ns is None else now_ns
     to = ev.to_agent
 
@@ -255,7 +257,7 @@ class LoopReport:
 
 
 def find_loops(steps: Sequence[HandoffStep], *, stopped: bool = False) -> LoopReport:
-    """Find loops in a run's handoffs, in order (DESIGN §4 rule 7).
+    """Find loops in a run's handoffs, in order (docs/architecture.md, Verdicts, rule 7).
 
     Three rules. A repeat: the key (to_agent, fingerprint, state_version) was seen earlier —
     the same destination got the same task with no new work (`state_version` counts the

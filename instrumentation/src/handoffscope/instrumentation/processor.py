@@ -1,7 +1,7 @@
 """A BatchSpanProcessor that drops the *newest* span when full, counts it, and stays quiet.
 
 Why not the SDK's as is: its default queue (2048) drops most of a 10k handoffs/s burst
-(DESIGN §6: 62–66 % measured), and when full it evicts the oldest queued span and logs a
+(62–66 % measured: docs/performance.md), and when full it evicts the oldest queued span and logs a
 warning per span — thousands of log lines a second inside the user's app. We size the
 queue for the burst, refuse (rather than evict) once it is full, and count the refusal in
 `stats.spans_dropped`. It never blocks the caller.

@@ -1,6 +1,6 @@
 """`HandoffRecorder`: the framework-agnostic API any agent runtime can call.
 
-Each method emits one short evidence span of DESIGN §3, ended at once, carrying only
+Each method emits one short evidence span of docs/semconv.md, ended at once, carrying only
 allowlisted attributes (`semconv.ATTRIBUTES`, type- and size-checked). Anything else a
 caller passes is dropped and counted by name in `stats.attributes_dropped`; values are
 never logged. No method raises into the caller: failures are logged at debug and

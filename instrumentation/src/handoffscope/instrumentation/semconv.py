@@ -2,7 +2,8 @@
 
 This is the one module of names. The instrumentation, the collector, the dashboard and
 the tests import from here; nothing else spells a contract string. `docs/semconv.md`
-documents each constant (a test checks that every one is there).
+documents each constant (a test checks that every one is there); what a "Contract
+extension" adds is explained in its section "Extensions".
 
 The contract is *content-free*: identifiers are opaque, codes come from bounded
 vocabularies, lists carry key NAMES only. `ATTRIBUTES` below is the allowlist both the
@@ -20,7 +21,7 @@ SCHEMA_VERSION: Final = 1
 
 INSTRUMENTATION_SCOPE: Final = "handoffscope.instrumentation"
 
-# --- span names (DESIGN §3) -------------------------------------------------------------
+# --- span names (docs/semconv.md) ---------------------------------------------------------
 
 SPAN_RUN: Final = "handoff.run"
 SPAN_REQUEST: Final = "handoff.request"
@@ -31,7 +32,7 @@ SPAN_OUTCOME: Final = "handoff.outcome"
 
 SPAN_NAMES: Final = (SPAN_RUN, SPAN_REQUEST, SPAN_TRANSFER, SPAN_ACCEPT, SPAN_WAIT, SPAN_OUTCOME)
 
-# --- attribute names (DESIGN §3) --------------------------------------------------------
+# --- attribute names (docs/semconv.md) ----------------------------------------------------
 
 RUN_ID: Final = "handoff.run_id"
 RUN_STATUS: Final = "run.status"
@@ -39,7 +40,7 @@ RUN_FINAL_AGENT: Final = "run.final_agent"
 RUN_TURNS: Final = "run.turns"
 RUN_STARTED: Final = "run.started"
 RUN_OUTCOME_REQUIRED: Final = "run.outcome_required"
-"""Extension to DESIGN §3: the app declares that this run's completion must be verified
+"""Contract extension: the app declares that this run's completion must be verified
 (`instrument(..., require_outcome=True)`), so "done" without a passing outcome is a false
 completion even before the service has reported any outcome."""
 
@@ -58,13 +59,13 @@ CONTRACT_VERSION: Final = "handoff.contract_version"
 BUDGET_REMAINING: Final = "handoff.budget.remaining"
 REASON: Final = "handoff.reason"
 KIND: Final = "handoff.kind"
-"""Extension to DESIGN §3: `handoff` (control moves) or `delegation` (an agent invoked as a
+"""Contract extension: `handoff` (control moves) or `delegation` (an agent invoked as a
 tool; its result returns to a caller that never gave up control). Absent means handoff."""
 UNOBSERVED: Final = "handoff.unobserved"
-"""Extension to DESIGN §3: NAMES of the boundaries this source cannot see for this handoff
+"""Contract extension: NAMES of the boundaries this source cannot see for this handoff
 (e.g. `context` for a runtime with no context contract): they read `not_observed`."""
 SOURCE: Final = "handoff.source"
-"""Extension to DESIGN §3: which instrumentation's spans the collector translated this
+"""Contract extension: which instrumentation's spans the collector translated this
 evidence from (`openinference`, `openllmetry`, `logfire`, ...; docs/foreign-spans.md).
 Absent on the shim's own spans. A run takes the source of its evidence, so the API and
 the dashboard can say what that source cannot show."""
@@ -79,9 +80,9 @@ CONTEXT_MISSING_KEYS: Final = "handoff.context.missing_keys"
 VERDICT: Final = "handoff.verdict"
 REJECTION_REASON: Final = "handoff.rejection.reason"
 REJECTION_FIELDS: Final = "handoff.rejection.fields"
-"""Extension to DESIGN §3: names (never values) of the contract fields a receiver refused."""
+"""Contract extension: names (never values) of the contract fields a receiver refused."""
 DESTINATION_CLAIMS_DONE: Final = "handoff.destination.claims_done"
-"""Extension to DESIGN §3: the destination said "done" (e.g. while a wait is still open)."""
+"""Contract extension: the destination said "done" (e.g. while a wait is still open)."""
 
 WAIT_OWNER: Final = "wait.owner"
 WAIT_REASON: Final = "wait.reason"
@@ -163,7 +164,7 @@ OUTCOME_PASS: Final = "pass"
 OUTCOME_FAIL: Final = "fail"
 OUTCOME_RESULTS: Final = (OUTCOME_PASS, OUTCOME_FAIL)
 
-# --- verdicts, in precedence order (DESIGN §4) ------------------------------------------
+# --- verdicts, in precedence order (docs/architecture.md, Verdicts) -----------------------
 
 ROUTE_REJECTED: Final = "route_rejected"
 STALE_CONTROL: Final = "stale_control"
@@ -202,7 +203,7 @@ PRECEDENCE: Final = (
 
 VERDICTS: Final = PRECEDENCE
 FAILURE_VERDICTS: Final = PRECEDENCE[:11]
-"""Verdicts 1–11 of DESIGN §4: the unhealthy ones."""
+"""Verdicts 1–11 of docs/architecture.md, Verdicts: the unhealthy ones."""
 RUN_ONLY_VERDICTS: Final = (UNVERIFIED,)
 """Verdicts a run can have but no single handoff (a handoff cut off by its run's failure
 is `run_failed` too)."""
@@ -247,7 +248,7 @@ NEXT_STEPS: Final = {
     UNVERIFIED: "Add a verifier (record_outcome).",
     HEALTHY: "Nothing.",
 }
-"""The safe next step shown to the operator (DESIGN §4)."""
+"""The safe next step shown to the operator (docs/architecture.md, Verdicts)."""
 
 REASON_NEXT_STEPS: Final = {
     REASON_IGNORED_SAME_TURN: "The runtime takes one handoff per turn: ask for one at a time "

@@ -907,7 +907,7 @@ class RunView:
 
 
 class VerificationPolicy:
-    """When is a completed run without a passing verifier a false completion? (DESIGN §4)
+    """When is a completed run without a passing verifier a false completion? (docs/architecture.md, Verification)
 
     When the run declared it (`run.outcome_required`), when its service is named in the
     collector's `--require-outcome`, or once the service has reported any outcome: a run

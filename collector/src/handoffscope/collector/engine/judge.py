@@ -1,15 +1,15 @@
 """The judge: verdicts behind the acknowledgement, from a durable high-water mark.
 
 The writer acknowledges an export once its spans are committed (a 200 means *durable*,
-DESIGN §2), stamping every group commit's spans with the next `commit_seq`. The judge
-runs in its own thread on its own connection and brings the health engine's derived
-tables up to the newest commit: it reads the spans of the commits after its mark (a few
-group commits at a time, so one big step stays bounded in memory), merges and judges
-them (`HealthEngine.apply`), writes the changed rows, and moves its mark — the mark and
-the rows in ONE transaction, so a crash at any moment leaves the rows exactly as of the
-mark. After a restart it resumes from the mark; spans it sees twice (a reloaded run's
-spans replayed before their own commit comes up) change nothing, because the engine's
-merge is idempotent and order-free.
+docs/architecture.md, Storage), stamping every group commit's spans with the next
+`commit_seq`. The judge runs in its own thread on its own connection and brings the health
+engine's derived tables up to the newest commit: it reads the spans of the commits after its
+mark (a few group commits at a time, so one big step stays bounded in memory), merges and
+judges them (`HealthEngine.apply`), writes the changed rows, and moves its mark — the mark
+and the rows in ONE transaction, so a crash at any moment leaves the rows exactly as of the
+mark. After a restart it resumes from the mark; spans it sees twice (a reloaded run's spans
+replayed before their own commit comes up) change nothing, because the engine's merge is
+idempotent and order-free.
 
 Why behind, not inside, the writer's transaction: judging costs tens of microseconds a
 span in Python and a dozen statements a batch; inside the ack it capped ingest at ~13k

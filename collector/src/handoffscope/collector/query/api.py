@@ -141,9 +141,9 @@ def boundaries(
 
     Unknown means no evidence yet, or not reached because an earlier check failed;
     not_observed that the source cannot see this boundary (`handoff.unobserved`), so a
-    healthy verdict says nothing about it. The checks run in the order of docs/architecture.md, Verdicts, where the
-    progress check (loops) sits between the destination and the result, and the wait
-    checks come last.
+    healthy verdict says nothing about it. The checks run in the order of
+    docs/architecture.md, Verdicts, where the progress check (loops) sits between the
+    destination and the result, and the wait checks come last.
     """
     evidence = {
         sc.BOUNDARY_ROUTE: ev.route_declared is True

@@ -26,8 +26,8 @@ TITLE = "handoffscope query API"
 VERSION = "1"
 DESCRIPTION = (
     "Live health of agent-to-agent handoffs, without prompt content. Verdicts are "
-    "the lower-snake names of DESIGN §4; time-based ones are judged at the time "
-    "of the query. Times are ISO-8601 UTC."
+    "the lower-snake names of docs/architecture.md, Verdicts; time-based ones are judged "
+    "at the time of the query. Times are ISO-8601 UTC."
 )
 BAD_PARAM = "A parameter has a value the API does not accept."
 NO_TOKEN = "Missing or wrong bearer token."

@@ -262,7 +262,7 @@ Verdict = Annotated[
     str | None,
     Checked(lambda name, raw: parse_verdict(raw), {"type": "string", "enum": list(sc.PRECEDENCE)}),
 ]
-"""One verdict of DESIGN §4, by its lower-snake name."""
+"""One verdict of docs/architecture.md, Verdicts, by its lower-snake name."""
 Limit = Annotated[int, integer(1, MAX_LIMIT)]
 PageLimit = Annotated[int, integer(1, RUN_PAGE_MAX)]
 PageOffset = Annotated[int, integer(0, RUN_OFFSET_MAX)]

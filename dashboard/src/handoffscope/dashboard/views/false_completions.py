@@ -1,8 +1,9 @@
 """False completions: runs that said "done" without a passing verifier, newest first.
 
-DESIGN §4 rule 8: a run claims `completed` (or a destination claims done while a wait is
-open) and no `handoff.outcome` with result `pass` backs it. The table tells apart "the
-verifier failed" from "no verifier ran"; the chart shows which agents make the claim.
+docs/architecture.md, Verdicts, rule 8: a run claims `completed` (or a destination claims
+done while a wait is open) and no `handoff.outcome` with result `pass` backs it. The table
+tells apart "the verifier failed" from "no verifier ran"; the chart shows which agents make
+the claim.
 """
 
 from __future__ import annotations

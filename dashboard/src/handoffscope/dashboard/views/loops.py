@@ -1,10 +1,10 @@
 """Loops: runs that went round in circles, the cycle itself, and what it cost.
 
-A loop is DESIGN §4 rule 7: the same destination, task fingerprint and state version seen
-again in a run, or a cycle of agents with no state progress. The table lists every run
-with one, grouped first by cycle: one row per cycle of agents (a rotation of the same
-cycle — billing → triage → billing and triage → billing → triage — is one cycle), with how
-many runs went round it, the repeats and the turns they burned, worst first, so the
+A loop is docs/architecture.md, Verdicts, rule 7: the same destination, task fingerprint and
+state version seen again in a run, or a cycle of agents with no state progress. The table
+lists every run with one, grouped first by cycle: one row per cycle of agents (a rotation of
+the same cycle — billing → triage → billing and triage → billing → triage — is one cycle),
+with how many runs went round it, the repeats and the turns they burned, worst first, so the
 back-edge to break first is the top row. Below, the runs themselves (newest first, narrowed
 to one cycle if chosen) and the chosen run's cycle drawn as a path of agents.
 """

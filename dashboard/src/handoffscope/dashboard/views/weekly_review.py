@@ -1,6 +1,7 @@
 """Weekly review: which edges and reasons reject most, and is it getting better?
 
-Rejections are `route_rejected` + `contract_rejected` (DESIGN §4); weeks are ISO weeks.
+Rejections are `route_rejected` + `contract_rejected` (docs/architecture.md, Verdicts);
+weeks are ISO weeks.
 Everything here is a rate — rejections as a share of handoffs — because volume changes
 from week to week and a count would read a busy week as a bad one.
 

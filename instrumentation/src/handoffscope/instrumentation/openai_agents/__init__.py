@@ -41,9 +41,10 @@ app already holds:
     result = await Runner.run(triage, state)
     instrumentor.record_outcome(result, "ticket_updated", passed=True, receipt_id="rcpt-9")
 
-A run that claims `completed` without a passing outcome is a `false_complete` (DESIGN §4)
-once the service has reported any outcome, or when declared (`require_outcome=True`, or the
-collector's `--require-outcome`); until then it is `unverified` (not a failure).
+A run that claims `completed` without a passing outcome is a `false_complete`
+(docs/architecture.md, Verdicts) once the service has reported any outcome, or when
+declared (`require_outcome=True`, or the collector's `--require-outcome`); until then it is
+`unverified` (not a failure).
 
 Topologies: an agent used as a tool (`Agent.as_tool`) is a *delegation*, not a handoff —
 control stays with the caller — recorded with `handoff.kind = delegation`, admitted at

@@ -2,7 +2,7 @@
 
 The SDK already announces every boundary we care about through its tracing interface
 (`agents.tracing.TracingProcessor`), so the adapter listens there instead of patching the
-run loop. What each SDK span tells us, and what we emit (DESIGN §3):
+run loop. What each SDK span tells us, and what we emit (docs/semconv.md):
 
 | SDK span | moment | evidence |
 |---|---|---|

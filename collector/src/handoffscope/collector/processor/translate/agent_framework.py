@@ -34,7 +34,7 @@ Measured with agent-framework-core 1.23.0 and agent-framework-orchestrations 1.4
 
 A ping-pong therefore reads as handoffs whose destinations all started but the last: the
 limit stops the workflow with that request's message undelivered, and the run is
-`max_turns` — a loop (DESIGN §4 rule 7).
+`max_turns` — a loop (docs/architecture.md, Verdicts, rule 7).
 
 Cannot show: an attempted handoff MAF refused (a `handoff_to_<agent>` the agent was not
 given is answered "not found" to the model inside its turn: only the chat span's message

@@ -13,7 +13,7 @@ unless the app configures a session manager.
   `max_iterations`, its timeouts, repetitive-handoff detection). Read from the swarm's
   children in the same export (`ForeignSpan.children`); then the run's status is
   `max_turns` (its turn limit, in the contract's words), so a ping-pong cut off by the
-  limit is a loop (DESIGN §4 rule 7) and the refused handoff is the limit's doing. When
+  limit is a loop (docs/architecture.md, Verdicts, rule 7) and the refused handoff is the limit's doing. When
   the last agent did not hand off — or its spans went in an earlier export than the
   swarm's — the end is stated as `completed` as of the swarm's START, so that a failure
   recorded inside it wins (the judge keeps the latest status).

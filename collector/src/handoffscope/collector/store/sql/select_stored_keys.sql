@@ -7,7 +7,7 @@
 -- (zonemaps): the cost stays flat as the table grows while the answer stays exact, also
 -- across restarts. Only the keys travel: returning whole rows from DuckDB to Arrow costs
 -- ~5 ms per 512 spans, this ~1 ms.
--- Rejected: a PRIMARY KEY (halves insert speed, doubles the file; DESIGN §2) and an
+-- Rejected: a PRIMARY KEY (halves insert speed, doubles the file; docs/architecture.md, Storage) and an
 -- in-memory set of recent keys alone (forgets on restart).
 SELECT i.trace_id, i.span_id
 FROM incoming_keys AS i

@@ -5,7 +5,7 @@
 -- value the allowlist refused). There is no other column: content cannot be stored
 -- because there is nowhere to put it.
 -- No PRIMARY KEY on (trace_id, span_id): it halves insert speed and doubles the file
--- (DESIGN §2). Re-sent spans are found before insert by select_stored_keys.sql.
+-- (docs/architecture.md, Storage). Re-sent spans are found before insert by select_stored_keys.sql.
 -- No index either: reads are scans that DuckDB prunes by row-group min/max, and rows
 -- arrive roughly in start_ns order, which is what makes that pruning work.
 CREATE TABLE spans (
