@@ -236,3 +236,16 @@ def test_inside_an_app_span_evidence_joins_that_trace(
     assert evidence.context.trace_id == outer.get_span_context().trace_id
     assert evidence.parent is not None
     assert evidence.parent.span_id == outer.get_span_context().span_id
+
+
+def test_evidence_given_a_time_is_a_moment_then(
+    recorder: HandoffRecorder, exporter: InMemorySpanExporter
+) -> None:
+    # A backfilled run is history: its spans start and end when they happened, so the
+    # collector does not read it as last seen now (and page about it).
+    weeks_ago = 1_700_000_000 * 10**9
+    recorder.emit(
+        sc.SPAN_RUN, {sc.RUN_ID: "old", sc.RUN_STATUS: "started"}, start_time_ns=weeks_ago
+    )
+    span = only(exporter)
+    assert span.start_time == span.end_time == weeks_ago

@@ -182,7 +182,8 @@ class HandoffRecorder:
         *,
         start_time_ns: int | None = None,
     ) -> bool:
-        """Emit one evidence span with the allowlisted subset of `attributes`.
+        """Emit one evidence span with the allowlisted subset of `attributes`, at
+        `start_time_ns` (start and end; default: now).
 
         `attributes` are keyed by contract names (`semconv`). Returns False (and counts)
         when nothing could be emitted: unknown span name, no run id, or an internal error.
@@ -210,7 +211,10 @@ class HandoffRecorder:
                 attributes=clean,
                 start_time=start_time_ns,
             )
-            span.end()
+            # Evidence is a moment: a span given its time (history, a backfill, a moment
+            # the app learned late) ends then too. Ended "now", a weeks-old run read as
+            # last seen now, and its loop paged people as if it were happening.
+            span.end(end_time=start_time_ns)
             stats.spans_emitted += 1  # a lost increment under a race is acceptable here
             return True
         except Exception:
