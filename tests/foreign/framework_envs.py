@@ -15,6 +15,13 @@ one is reused. An env is built in a temporary directory and renamed into place o
 complete, so an interrupted build never leaves a half env that looks finished; concurrent
 builders (pytest-xdist, two worktrees) race on the rename and the loser uses the winner's.
 
+An env whose driver needs the project's own code (an adapter of `instrumentation/`) lists
+repo-relative paths in an optional `tests/foreign/envs/<name>/local.txt`, one a line; each is
+installed editable with `--no-deps` after the pins (its dependencies must be pinned in
+`requirements.txt`), so the driver runs the working tree's code. The key then also covers
+that file and the repository's path (an editable install points into one checkout); envs
+without it keep their keys.
+
 If an env cannot be built (no `uv`, no registry), `EnvUnavailable` says why with uv's own
 output; the fixture skips on a workstation and FAILS under `CI`, where the registries are
 there and a skip would hide a broken requirements file.
@@ -38,6 +45,7 @@ CACHE_ENV_VAR = "HANDOFFSCOPE_TEST_ENV_CACHE"
 # Bump when the way an env is built changes (flags below), so old cached envs are not reused.
 RECIPE = "uv-venv-1"
 BUILD_TIMEOUT_S = 900.0
+LOCAL_FILE = "local.txt"
 FRAMEWORKS = (
     "adk",
     "strands",
@@ -47,6 +55,8 @@ FRAMEWORKS = (
     "agno",
     "maf",
     "smolagents",
+    "crewai",
+    "llama_index",
 )
 
 
@@ -91,7 +101,20 @@ def env_key(name: str, envs_dir: Path = ENVS_DIR, python: str = sys.executable) 
     digest.update(version.encode())
     digest.update(str(Path(python).resolve()).encode())
     digest.update(requirements(name, envs_dir).read_bytes())
+    local = envs_dir / name / LOCAL_FILE
+    if local.is_file():
+        digest.update(str(REPO).encode())
+        digest.update(local.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def local_paths(name: str, envs_dir: Path = ENVS_DIR) -> list[Path]:
+    """The repository paths `local.txt` asks to install editable (none without the file)."""
+    local = envs_dir / name / LOCAL_FILE
+    if not local.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in local.read_text().splitlines())
+    return [REPO / line for line in lines if line]
 
 
 def find_uv() -> str:
@@ -149,6 +172,21 @@ def ensure_env(name: str, envs_dir: Path = ENVS_DIR) -> FrameworkEnv:
             ],
             BUILD_TIMEOUT_S,
         )
+        for path in local_paths(name, envs_dir):
+            _run(
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--python",
+                    str(staging / "bin" / "python"),
+                    "--no-deps",
+                    "-e",
+                    str(path),
+                ],
+                BUILD_TIMEOUT_S,
+            )
         (staging / ".complete").write_text(reqs.read_text())
         try:
             staging.rename(final)
