@@ -39,6 +39,24 @@ def test_token_guards_ingest_metrics_and_api(collector_factory, otlp_sender_fact
         else:
             raise AssertionError("gRPC export without the token was accepted")
     assert collector.healthz()["spans_stored"] == 0
+    # OTLP logs and metrics are thrown away, but only for a sender with the token.
+    for path in ("/v1/logs", "/v1/metrics"):
+        headers = {"Content-Type": "application/x-protobuf"}
+        assert httpx.post(collector.http_endpoint + path, headers=headers).status_code == 401
+        with_token = {**headers, "Authorization": f"Bearer {TOKEN}"}
+        assert httpx.post(collector.http_endpoint + path, headers=with_token).status_code == 200
+    with grpc.insecure_channel(collector.grpc_endpoint) as channel:
+        logs = channel.unary_unary(
+            "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+            request_serializer=None,
+            response_deserializer=None,
+        )
+        try:
+            logs(b"", metadata=(("authorization", "Bearer nope"),), timeout=30)
+        except grpc.RpcError as exc:
+            assert exc.code() is grpc.StatusCode.UNAUTHENTICATED
+        else:
+            raise AssertionError("gRPC logs export without the token was accepted")
 
     for path in ("/metrics", "/api/v1/runs", "/api/v1/live", "/openapi.json"):
         response = httpx.get(collector.http_endpoint + path, timeout=30)

@@ -163,31 +163,33 @@ class OTLPHTTPReceiver:
         self.metrics.export_answered(m.HTTP, result)
         return response
 
+    def _refused(self, request: Request, content_type: str) -> tuple[str, Response] | None:
+        """(result, answer) for a request without the token or of a type we do not read;
+        None when it may be read. The same for every OTLP path."""
+        if not bearer_ok(request.headers.get("authorization"), self.token):
+            return m.UNAUTHORIZED, _status_response(
+                401,
+                code_pb2.UNAUTHENTICATED,
+                "missing or wrong bearer token (Authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
+                content_type,
+                {"WWW-Authenticate": 'Bearer realm="handoffscope"'},
+            )
+        if content_type not in decode.CONTENT_TYPES:
+            return m.UNSUPPORTED, _status_response(
+                415,
+                code_pb2.INVALID_ARGUMENT,
+                f"Content-Type {content_type or '(none)'!r} is not supported; "
+                f"send {decode.PROTOBUF} or {decode.JSON}",
+                decode.JSON,
+            )
+        return None
+
     async def export(self, request: Request) -> Response:
         received_ns = time.time_ns()
         content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if not bearer_ok(request.headers.get("authorization"), self.token):
-            return self._answer(
-                m.UNAUTHORIZED,
-                _status_response(
-                    401,
-                    code_pb2.UNAUTHENTICATED,
-                    "missing or wrong bearer token (Authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
-                    content_type,
-                    {"WWW-Authenticate": 'Bearer realm="handoffscope"'},
-                ),
-            )
-        if content_type not in decode.CONTENT_TYPES:
-            return self._answer(
-                m.UNSUPPORTED,
-                _status_response(
-                    415,
-                    code_pb2.INVALID_ARGUMENT,
-                    f"Content-Type {content_type or '(none)'!r} is not supported; "
-                    f"send {decode.PROTOBUF} or {decode.JSON}",
-                    decode.JSON,
-                ),
-            )
+        refused = self._refused(request, content_type)
+        if refused is not None:
+            return self._answer(*refused)
         reservation = _Reservation(self.inflight)
         try:
             return await self._export(request, content_type, received_ns, reservation)
@@ -265,22 +267,9 @@ class OTLPHTTPReceiver:
         in the request's encoding, keep nothing (see the module docstring)."""
         signal = DISCARDED_PATHS[request.url.path]
         content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if not bearer_ok(request.headers.get("authorization"), self.token):
-            return _status_response(
-                401,
-                code_pb2.UNAUTHENTICATED,
-                "missing or wrong bearer token (Authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
-                content_type,
-                {"WWW-Authenticate": 'Bearer realm="handoffscope"'},
-            )
-        if content_type not in decode.CONTENT_TYPES:
-            return _status_response(
-                415,
-                code_pb2.INVALID_ARGUMENT,
-                f"Content-Type {content_type or '(none)'!r} is not supported; "
-                f"send {decode.PROTOBUF} or {decode.JSON}",
-                decode.JSON,
-            )
+        refused = self._refused(request, content_type)
+        if refused is not None:
+            return refused[1]
         reservation = _Reservation(self.inflight)
         try:
             declared = int(request.headers.get("content-length", "0") or 0)
