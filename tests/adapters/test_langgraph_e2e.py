@@ -25,37 +25,19 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import semconv as sc
-from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
 
 SENTINEL = scenarios.SENTINEL
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langgraph_app.py"
 
 
 def test_verdicts_through_the_collector_and_no_content_anywhere(
-    collector: Any, otlp_provider: TracerProvider, fetch_run: Any
+    collector: Any, langgraph_e2e: Any
 ) -> None:
-    # The same spans the OTLP exporter serialises, kept to check the bytes on the wire.
-    sent = InMemorySpanExporter()
-    otlp_provider.add_span_processor(SimpleSpanProcessor(sent))
-    ins = LangGraphInstrumentor()
-    ins.instrument(tracer_provider=otlp_provider)
-    answers: list[Any] = []
-
-    def get(run_id: str, until: Any) -> dict[str, Any]:
-        otlp_provider.force_flush()
-        run = fetch_run(run_id, until)
-        answers.append(run)
-        assert until(run), run
-        return run
-
-    def ended(status: str, handoffs: int) -> Any:
-        return lambda r: r.get("status") == status and len(r.get("handoffs", ())) == handoffs
+    ins, sent, answers = langgraph_e2e.ins, langgraph_e2e.sent, langgraph_e2e.answers
+    get, ended = langgraph_e2e.get, langgraph_e2e.ended
 
     try:
         ids: dict[str, str] = {}

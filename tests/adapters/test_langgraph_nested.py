@@ -29,8 +29,6 @@ import pytest
 from langgraph.errors import GraphRecursionError
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support.privacy import assert_content_free
 from test_langgraph import (
     assert_clean,
@@ -261,23 +259,10 @@ def test_parallel_handoff_tools_record_the_one_langgraph_dropped(instrument, exp
 
 
 def test_nested_teams_and_dropped_handoffs_through_the_collector(
-    collector: Any, otlp_provider: TracerProvider, fetch_run: Any
+    collector: Any, langgraph_e2e: Any
 ) -> None:
-    sent = InMemorySpanExporter()
-    otlp_provider.add_span_processor(SimpleSpanProcessor(sent))
-    ins = LangGraphInstrumentor()
-    ins.instrument(tracer_provider=otlp_provider)
-    answers: list[Any] = []
-
-    def get(run_id: str, until: Any) -> dict[str, Any]:
-        otlp_provider.force_flush()
-        run = fetch_run(run_id, until)
-        answers.append(run)
-        assert until(run), run
-        return run
-
-    def done(status: str, handoffs: int) -> Any:
-        return lambda r: r.get("status") == status and len(r.get("handoffs", ())) == handoffs
+    ins, sent, answers = langgraph_e2e.ins, langgraph_e2e.sent, langgraph_e2e.answers
+    get, done = langgraph_e2e.get, langgraph_e2e.ended
 
     def path(run: dict[str, Any]) -> list[tuple[str, str, str]]:
         return [(h["from_agent"], h["to_agent"], h["verdict"]) for h in run["handoffs"]]
