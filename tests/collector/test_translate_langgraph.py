@@ -181,6 +181,17 @@ def test_traceloop_gotos_are_requests_from_the_agent_run_they_happened_in() -> N
     assert arrivals == ["triage", "billing"]
 
 
+def test_building_an_agent_is_not_a_run() -> None:
+    # OpenLLMetry traces `create_agent` / `create_react_agent` at graph construction, each
+    # its own root: measured, a langgraph-supervisor graph with two workers made 3 such
+    # traces beside the invocation's, each read as a run before.
+    built = span(1, "create_agent billing", kv(tl.OPERATION, tl.CREATE_AGENT))
+    assert evidence(tl.SCOPE_LANGCHAIN, built) == []
+    graph = span(2, "invoke_agent LangGraph", kv(tl.OPERATION, "invoke_agent"))
+    (end,) = evidence(tl.SCOPE_LANGCHAIN, graph)
+    assert end["name"] == sc.SPAN_RUN
+
+
 def test_a_goto_without_its_context_in_the_export_gives_less() -> None:
     rows = evidence(
         tl.SCOPE_LANGCHAIN,

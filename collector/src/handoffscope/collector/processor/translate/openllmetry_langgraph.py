@@ -6,7 +6,8 @@ an `execute_task <node>` span naming its node in
 `traceloop.association.properties.langgraph_node`; each `Command(goto=...)` a node or a
 tool returns is a `goto <node>` span.
 
-- the root span (no parent): the run's start and end (`_langgraph.graph_end`);
+- the root span (no parent): the run's start and end (`_langgraph.graph_end`) — but not a
+  `create_agent <name>` root, the construction of an agent (its own trace: no run);
 - an agent run (an `execute_task` of the graph itself, see `_langgraph`): the run's
   possible final agent and an *arrival* of the node, which admits the request before it
   (evidence.pair_arrivals);
@@ -46,6 +47,8 @@ NODE = "traceloop.association.properties.langgraph_node"
 NAMESPACE = "traceloop.association.properties.langgraph_checkpoint_ns"
 GOTO = "langgraph.command.goto_node"
 OPERATION = "gen_ai.operation.name"
+CREATE_AGENT = "create_agent"
+"""Traceloop's operation for a span around building an agent: a root span, no run."""
 WORKFLOW_NODES = "gen_ai.workflow.nodes"
 WORKFLOW_EDGES = "gen_ai.workflow.edges"
 EDGE = " -> "
@@ -81,6 +84,11 @@ class OpenLLMetryLangGraphTranslator(Translator):
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         if span.parent_span_id is None:
+            if span.text(OPERATION) == CREATE_AGENT:
+                # Building an agent (`create_agent` / `create_react_agent`, when the app
+                # constructs its graph) is a trace of its own, not a run: read as one, a
+                # supervisor with two workers was 3-4 runs per invocation.
+                return []
             return [_langgraph.graph_end(span)]
         to = span.text(GOTO)
         if to and span.text(OPERATION) == "goto":
