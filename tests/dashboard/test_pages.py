@@ -190,6 +190,29 @@ def test_runs_are_reachable_page_by_page(collector_factory, monkeypatch):
     assert len(rows) == 30 and ids == {f"page-run-{i:03d}" for i in range(200, 230)}
 
 
+def test_run_detail_says_the_cause_once(collector_factory, monkeypatch):
+    # A context key missing at the destination: the note names it once, in the cause.
+    def missing(tracers, now_ns: int) -> None:
+        run = RunBuilder(tracers[SUPPORT], "run-missing-key", now_ns - 5 * MINUTE_NS).started()
+        run.handoff("triage", "billing", minute=0.1, admitted=False)
+        run.span(
+            sc.SPAN_ACCEPT,
+            run.start_ns + MINUTE_NS // 5,
+            {sc.HANDOFF_ID: "h1", sc.DESTINATION_STARTED: True,
+             sc.CONTEXT_MISSING_KEYS: ["customer_tier"]},
+        )  # fmt: skip
+
+    proc = collector_factory()
+    seed(proc.http_endpoint, build=missing, services=(SUPPORT,))
+    at = open_page(
+        "run_detail", monkeypatch, proc.http_endpoint, query={"run_id": "run-missing-key"}
+    )
+    notes = [m.value for m in at.markdown if "failed at" in m.value]
+    assert len(notes) == 1, notes
+    assert notes[0].count("customer_tier") == 1, notes[0]
+    assert "missing at destination" in notes[0] and "``" not in notes[0]
+
+
 def test_run_detail_links_its_trace_into_the_teams_trace_viewer(seeded_api, monkeypatch):
     from handoffscope.dashboard.config import ENV_TRACE_LINK
 

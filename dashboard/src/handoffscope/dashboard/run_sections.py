@@ -186,15 +186,20 @@ def handoffs(run: client.RunDetail) -> None:
     ]
     for n, h in failing[:FAILURE_NOTES_MAX]:
         where = style.boundary_label(h.failed_boundary)
+        why = style.text(h.why) or style.verdict_label(h.verdict)
+        # The facts beside the cause, unless the cause already says them (it names the
+        # missing keys: repeating them read "customer_tier (missing keys: customer_tier)").
         extra = []
-        if isinstance(h.missing_keys, list) and h.missing_keys:
-            extra.append("missing keys: " + ", ".join(h.missing_keys))
-        if style.text(h.rejection_reason):
-            extra.append("refused as " + style.reason_label(h.rejection_reason).lower())
-        tail = f" ({'; '.join(extra)})" if extra else ""
+        missing = h.missing_keys if isinstance(h.missing_keys, list) else []
+        if missing and not all(str(k) in why for k in missing):
+            extra.append("missing keys: " + ", ".join(map(str, missing)))
+        reason = style.text(h.rejection_reason)
+        if reason and reason not in why:
+            extra.append("refused as " + style.reason_label(reason).lower())
+        cause = why + (f" ({'; '.join(extra)})" if extra else "")
         st.markdown(
             f"**#{n} {style.md(style.edge(h.from_agent, h.to_agent))}** — failed at **{where}**: "
-            f"{style.md(style.text(h.why) or style.verdict_label(h.verdict))}{style.md(tail)}. "
+            f"{style.md(cause)}. "
             f"*Next:* {style.md(style.text(h.next_step) or style.next_step(h.verdict))}"
         )
     if len(failing) > FAILURE_NOTES_MAX:
