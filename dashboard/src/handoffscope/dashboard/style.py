@@ -295,12 +295,17 @@ def share_color(share: float, alpha: float = 0.55) -> str:
 
 
 def duration(seconds: float | None) -> str:
-    """A duration a person reads: "42 s", "3 min 5 s", "2 h 10 min", "3 d 4 h"."""
+    """A duration a person reads: "120 ms", "42 s", "3 min 5 s", "2 h 10 min", "3 d 4 h".
+
+    Under a second in milliseconds: a scripted or fast run lasts a few of them, and "0 s"
+    on every such run read as "the duration is broken"."""
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return "—"
     s = abs(float(seconds))
-    if s < 1:
-        return f"{s:.1f} s" if s >= 0.05 else "0 s"
+    if s < 0.001:
+        return "< 1 ms" if s > 0 else "0 s"
+    if round(s * 1000) < 1000:
+        return f"{s * 1000:.0f} ms"
     if s < 60:
         return f"{s:.0f} s"
     m, sec = divmod(int(round(s)), 60)
