@@ -46,6 +46,15 @@ def seen(receiver: Any) -> Counter:
     return Counter((e["event"], e["run_id"]) for e in receiver.events())
 
 
+def by_key(receiver: Any) -> Counter:
+    """What a receiver that drops event keys it has handled keeps (docs/alerts.md): each
+    event once, by its stable `key`."""
+    kept: dict[str, tuple[str, str]] = {}
+    for e in receiver.events():
+        kept.setdefault(e["key"], (e["event"], e["run_id"]))
+    return Counter(kept.values())
+
+
 def seed_everything(sender: Any, now: int) -> set[tuple[str, str]]:
     """One run per event kind; returns the (event, run_id) pairs that must arrive."""
     old = now - 60 * S
@@ -323,8 +332,15 @@ def test_two_collectors_on_one_postgresql_send_each_event_once(
     postgres_dsn, collector_factory, otlp_sender_factory, receiver
 ) -> None:
     """Both collectors run a notifier over the shared tables; the notify lease lets one
-    send. Evidence goes into both; every event arrives once, and after the sender is
-    killed the other takes over: events found later still arrive, once."""
+    send. Evidence goes into both; every event arrives, and after the sender is killed
+    the other takes over: events found later still arrive.
+
+    Delivery is at least once (docs/alerts.md): a post answered 200 whose `sent` mark the
+    killed holder had not yet written is sent again by the one that takes over. Each event
+    carries the same `key` every time, and a receiver that drops keys it has handled gets
+    each event exactly once — what this asserts; a repeat is allowed only for an event
+    first delivered before the kill (measured: a fresh-clone CI run on a loaded machine
+    repeated an `approval_overdue` delivered just before it)."""
     args = notify_args(receiver.url, extra=("--store", postgres_dsn))
     first, second = collector_factory(args=args), collector_factory(args=args)
     now = time.time_ns()
@@ -335,7 +351,15 @@ def test_two_collectors_on_one_postgresql_send_each_event_once(
     assert sorted(held) == [0, 1], "one sender"
     holder, other = (first, second) if held[0] else (second, first)
     holder.kill()
+    killed_at = time.monotonic()
     last = sentinel(otlp_sender_factory(other, service="support"), "r-after-kill")
-    got = until(lambda: seen(receiver), lambda got: last in got)
+    got = until(lambda: by_key(receiver), lambda got: last in got)
     assert set(got) == expected | {last}
-    assert all(n == 1 for n in got.values()), got
+    repeated = {event for event, n in seen(receiver).items() if n > 1}
+    before_kill = {
+        (e["event"], e["run_id"])
+        for p in receiver.snapshot()
+        if p.at < killed_at and p.answer == 200
+        for e in p.json()["events"]
+    }
+    assert repeated <= before_kill, (repeated, before_kill)

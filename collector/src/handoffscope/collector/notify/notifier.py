@@ -13,9 +13,12 @@ earlier poll or before a restart — does not come back (an event no route match
 recorded as `unrouted` for the same reason); the keys are also kept in memory, for
 events found twice in one poll. A row still
 `pending` at start (the collector stopped before the destination answered) is queued
-again with its stored payload. The one window for a duplicate is a post that reached
-the receiver but whose answer was lost; `X-Handoffscope-Delivery` lets the receiver
-drop it.
+again with its stored payload. Delivery is at least once: a post that reached the
+receiver but whose answer was lost is retried (`X-Handoffscope-Delivery` lets the
+receiver drop it), and a post answered just before the collector died, before its `sent`
+mark was written on the next turn, is sent again by whoever takes over. Each event's
+`key` is the same every time, so a receiver that drops handled keys gets it once
+(docs/alerts.md).
 
 One sender per store: collectors sharing a PostgreSQL database each run a notifier, but
 only the holder of the notify lease (`Store.lease`, a session advisory lock) polls and
