@@ -1071,6 +1071,34 @@ def test_turn_limit_cut_loop_is_a_loop_not_a_failed_admission(col):
     assert col.run_verdict("t") == sc.LOOP and col.run("t")["failed"] is True
 
 
+def test_a_completed_run_cut_while_cycling_is_a_loop_not_a_failed_admission(col):
+    """A source that never reports its limit (AutoGen's Swarm(max_turns=...)) ends a cut
+    ping-pong as completed, its last request never admitted (no fingerprints, no state)."""
+    col.send(
+        request("u", "1", "A", "B", fp=None, sv=None, turn=1),
+        accept("u", "1"),
+        request("u", "2", "B", "A", fp=None, sv=None, turn=2, at=2),
+        accept("u", "2", at=3),
+        request("u", "3", "A", "B", fp=None, sv=None, turn=3, at=4),
+        accept("u", "3", at=5),
+        request("u", "4", "B", "A", fp=None, sv=None, turn=4, at=6),  # never gets its turn
+    )
+    col.send(run_span("u", sc.RUN_STATUS_COMPLETED, dur=9))
+    assert [col.verdict("u", h) for h in "1234"] == [sc.HEALTHY, *[sc.LOOP] * 3]
+    assert col.run_verdict("u") == sc.LOOP and col.run("u")["failed"] is False
+    # The same run onward to a new agent that never ran is a failed admission.
+    col.send(
+        request("v", "1", "A", "B", fp=None, sv=None, turn=1),
+        accept("v", "1"),
+        request("v", "2", "B", "A", fp=None, sv=None, turn=2, at=2),
+        accept("v", "2", at=3),
+        request("v", "3", "A", "C", fp=None, sv=None, turn=3, at=4),
+        run_span("v", sc.RUN_STATUS_COMPLETED, dur=9),
+    )
+    assert col.verdict("v", "3") == sc.DESTINATION_NOT_STARTED
+    assert col.run_verdict("v") == sc.DESTINATION_NOT_STARTED
+
+
 # --- real topologies (issue 10) ---------------------------------------------------------------
 
 

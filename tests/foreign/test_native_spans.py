@@ -12,8 +12,9 @@ JSON blobs). Then:
 - the run reads, through the query API, as a careful human reading those spans would
   judge it (`EXPECTED`; what each source cannot show is in docs/foreign-spans.md: Strands
   never says a run stopped at its limit, but its last agent's refused handoff does, so its
-  cut-off ping-pong is a loop; AutoGen shows neither, so its cut-off ping-pong is the
-  handoff the framework refused — `destination_not_started` — not a loop);
+  cut-off ping-pong is a loop; AutoGen shows neither and ends the run as completed, but
+  its last request — back to an agent that already held control, right after another
+  return — never ran: the run was cut while cycling, a loop too);
 - every span the driver ended reached the collector (`spans_received_total`);
 - the sentinel is in no API answer, not in /metrics, not in the collector's log;
 - after the collector stops (file checkpointed), the sentinel is in no byte of any file it
@@ -82,11 +83,13 @@ EXPECTED: dict[tuple[str, str], tuple[str, str, bool, list[tuple[Any, Any, str]]
     ),
     ("strands", "error"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
     ("autogen", "healthy"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
+    # AutoGen: Swarm(max_turns) ends the run as completed and never says why; the last
+    # request, back to triage right after a return, never ran — cut while cycling.
     ("autogen", "pingpong"): (
-        DNS,
+        LOOP,
         sc.RUN_STATUS_COMPLETED,
-        False,
-        [(*TB, H), (*BT, H), (*TB, H), (*BT, DNS)],
+        True,
+        [(*TB, H), (*BT, LOOP), (*TB, LOOP), (*BT, LOOP)],
     ),
     ("autogen", "limit"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
     ("autogen", "error"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),

@@ -272,3 +272,29 @@ def test_a_refused_last_request_after_a_return_is_cut_while_cycling() -> None:
     assert find_loops([*bounce, refused]).looping_ids == set()
     # one handoff, then a refused one: no return, so no cycling (a limit, not a loop)
     assert find_loops([bounce[0], refused], stopped=True).looping_ids == set()
+
+
+def test_a_run_ended_with_its_last_return_never_admitted_was_cut_while_cycling() -> None:
+    """AutoGen ends a ping-pong stopped by `max_turns` as completed: the limit is unsaid,
+    but the last request (back to an agent that already held control, right after another
+    return) never ran. That run was going round when it ended."""
+    ran = [
+        HandoffStep("1", "triage", "billing", admitted=True),
+        HandoffStep("2", "billing", "triage", admitted=True),
+        HandoffStep("3", "triage", "billing", admitted=True),
+    ]
+    never = HandoffStep("4", "billing", "triage", admitted=False)
+    cut = find_loops([*ran, never], ended=True)
+    assert cut.cut_unsaid and cut.looping_ids == {"2", "3", "4"}
+    assert cut.cycle[0] == cut.cycle[-1]
+    # Not ended (still running): the request may yet be admitted.
+    assert find_loops([*ran, never]).looping_ids == set()
+    # Admitted, or not known: nothing was cut.
+    for last in (replace(never, admitted=True), replace(never, admitted=None)):
+        assert not find_loops([*ran, last], ended=True).cut_unsaid
+    # One return only (A -> B -> A, the last never ran): a hand-back, not a ping-pong.
+    assert not find_loops([ran[0], replace(ran[1], admitted=False)], ended=True).cut_unsaid
+    # Onward to a new agent, never admitted: a failed admission, not a loop.
+    onward = HandoffStep("4", "billing", "refunds", admitted=False)
+    report = find_loops([*ran, onward], ended=True)
+    assert not report.cut_unsaid and report.looping_ids == set()

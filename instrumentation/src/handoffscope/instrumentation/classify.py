@@ -244,6 +244,8 @@ class HandoffStep:
     to_agent: str | None
     fingerprint: str | None = None
     state_version: int | None = None
+    admitted: bool | None = None
+    """Whether the destination ran (None: not known); only `find_loops(ended=True)` reads it."""
 
 
 @dataclass
@@ -254,9 +256,13 @@ class LoopReport:
     """The first cycle found, as a path of agents that starts and ends on the same agent."""
     repeats: int = 0
     """How many handoffs were judged a repeat (turns burned in the loop)."""
+    cut_unsaid: bool = False
+    """The run ended while cycling, cut by a limit its source does not report (`ended`)."""
 
 
-def find_loops(steps: Sequence[HandoffStep], *, stopped: bool = False) -> LoopReport:
+def find_loops(
+    steps: Sequence[HandoffStep], *, stopped: bool = False, ended: bool = False
+) -> LoopReport:
     """Find loops in a run's handoffs, in order (docs/architecture.md, Verdicts, rule 7).
 
     Three rules. A repeat: the key (to_agent, fingerprint, state_version) was seen earlier —
@@ -268,6 +274,13 @@ def find_loops(steps: Sequence[HandoffStep], *, stopped: bool = False) -> LoopRe
     recursion limit): if control was cycling when it stopped — the last handoff returns to
     an agent that already held control — every handoff back to an agent that had held
     control is a loop, progress or not, the last one included.
+
+    Some sources never say that a limit stopped the run (AutoGen's `Swarm(max_turns=...)`
+    ends the run as completed). With `ended` (the run reached a terminal status), a run
+    whose last request was never admitted (`admitted is False`), returned to an agent that
+    had already held control, and came right after another such return, was cut while going
+    round: it is judged as `stopped`, and `cut_unsaid` says so (the caller judges the run's
+    handoffs as cut by a limit, not as a destination that failed to start).
     """
     report = LoopReport()
     seen_keys: set[tuple[str | None, str | None, int | None]] = set()
@@ -305,9 +318,26 @@ def find_loops(steps: Sequence[HandoffStep], *, stopped: bool = False) -> LoopRe
             report.repeats += 1
             if not report.cycle:
                 report.cycle = [a for a in (step.from_agent, step.to_agent) if a]
+    if not stopped and ended and _ended_while_cycling(steps):
+        stopped = report.cut_unsaid = True
     if stopped and steps:
         _cut_while_cycling(steps, report)
     return report
+
+
+def _ended_while_cycling(steps: Sequence[HandoffStep]) -> bool:
+    """The last request never admitted, a return right after a return (see `find_loops`)."""
+    if len(steps) < 3 or steps[-1].admitted is not False:
+        return False
+    held: set[str] = set()
+    returned: list[bool] = []
+    for step in steps:
+        if step.from_agent:
+            held.add(step.from_agent)
+        returned.append(step.to_agent is not None and step.to_agent in held)
+        if step.to_agent is not None:
+            held.add(step.to_agent)
+    return returned[-1] and returned[-2]
 
 
 def _cut_while_cycling(steps: Sequence[HandoffStep], report: LoopReport) -> None:

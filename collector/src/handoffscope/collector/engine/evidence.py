@@ -1068,11 +1068,28 @@ def evaluate_run(
 
     def steps(hs: list[HandoffState]) -> list[HandoffStep]:
         return [
-            HandoffStep(h.handoff_id or "", from_of(h), to_of(h), h.vals[_FP], h.vals[_SV])
+            HandoffStep(
+                h.handoff_id or "",
+                from_of(h),
+                to_of(h),
+                h.vals[_FP],
+                h.vals[_SV],
+                admitted=admitted(h),
+            )
             for h in hs
         ]
 
-    report = find_loops(steps(transfers), stopped=stopped)
+    def admitted(h: HandoffState) -> bool | None:
+        if h.vals[_STARTED] or (h.handoff_id or "") in arrived:
+            return True
+        # Never heard from (False); a destination that said it did not start is a failure
+        # of its own (rule 6), not a sign the run was cut (None: the loop rule does not guess).
+        return None if h.vals[_STARTED] is False else False
+
+    report = find_loops(steps(transfers), stopped=stopped, ended=completed)
+    # A source that never reports its limit (AutoGen) ends a cut ping-pong as completed:
+    # its handoffs are judged as a run stopped while cycling (classify.find_loops).
+    stopped = stopped or report.cut_unsaid
     looping = report.looping_ids
     if delegations:
         looping = looping | find_loops(steps(delegations)).looping_ids
