@@ -33,9 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from handoffscope.collector.config import CollectorConfig
+from handoffscope.collector.otlp.decode import parse_protobuf
 from handoffscope.collector.processor.allowlist import Allowlist, SpanBatch
-from handoffscope.collector.receiver.decode import parse_protobuf
-from handoffscope.collector.store.duckdb_store import DuckDBStore, build_spans_table
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+from handoffscope.collector.store.spans import build_spans_table
 from handoffscope.collector.writer import _group_table, _Job
 
 SPANS = bench_receiver.SPANS_PER_EXPORT

@@ -31,12 +31,8 @@ import time
 from pathlib import Path
 
 from handoffscope.collector.engine import HealthEngine
-from handoffscope.collector.store.duckdb_store import (
-    ATTRIBUTE_COLUMNS,
-    SPAN_SCHEMA,
-    DuckDBStore,
-    build_spans_table,
-)
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+from handoffscope.collector.store.spans import ATTRIBUTE_COLUMNS, SPAN_SCHEMA, build_spans_table
 from handoffscope.instrumentation import semconv as sc
 
 SIZES = (1_000, 10_000)

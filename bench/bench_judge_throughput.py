@@ -51,12 +51,8 @@ from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
-from handoffscope.collector.store.duckdb_store import (
-    ATTRIBUTE_COLUMNS,
-    SPAN_SCHEMA,
-    DuckDBStore,
-    build_spans_table,
-)
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+from handoffscope.collector.store.spans import ATTRIBUTE_COLUMNS, SPAN_SCHEMA, build_spans_table
 from handoffscope.instrumentation import semconv as sc
 
 TARGET_SPANS_PER_S = 50_000

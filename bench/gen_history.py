@@ -51,12 +51,8 @@ from pathlib import Path
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import MARK_KEY
 from handoffscope.collector.store import statements
-from handoffscope.collector.store.duckdb_store import (
-    ATTRIBUTE_COLUMNS,
-    SPAN_SCHEMA,
-    DuckDBStore,
-    build_spans_table,
-)
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+from handoffscope.collector.store.spans import ATTRIBUTE_COLUMNS, SPAN_SCHEMA, build_spans_table
 from handoffscope.instrumentation import semconv as sc
 
 HERE = Path(__file__).resolve().parent

@@ -11,7 +11,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from support.otlp import export_request, otlp_span
 
-from handoffscope.collector.otlp_values import read_as
+from handoffscope.collector.otlp.values import read_as
 from handoffscope.collector.processor.allowlist import (
     EARLIEST_NS,
     MAX_DROP_KEYS,

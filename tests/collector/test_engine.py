@@ -22,11 +22,7 @@ from support.stores import is_dsn, open_store, pg_sql
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
-from handoffscope.collector.store.duckdb_store import (
-    ATTRIBUTE_COLUMNS,
-    SPAN_SCHEMA,
-    build_spans_table,
-)
+from handoffscope.collector.store.spans import ATTRIBUTE_COLUMNS, SPAN_SCHEMA, build_spans_table
 from handoffscope.instrumentation import semconv as sc
 
 S = 10**9

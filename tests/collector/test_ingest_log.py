@@ -34,7 +34,8 @@ from handoffscope.collector.ingest_log import (
 )
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.processor.allowlist import SpanBatch
-from handoffscope.collector.store.duckdb_store import SPAN_SCHEMA, DuckDBStore
+from handoffscope.collector.store.duckdb_store import DuckDBStore
+from handoffscope.collector.store.spans import SPAN_SCHEMA
 from handoffscope.collector.writer import QueueFull, Writer
 from handoffscope.instrumentation import semconv as sc
 

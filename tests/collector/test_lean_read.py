@@ -23,9 +23,9 @@ from support.evidence import request_attributes
 from support.otlp import export_request, otlp_span
 
 from handoffscope.collector.metrics import Metrics
+from handoffscope.collector.otlp.decode import DecodeError
 from handoffscope.collector.pipeline import ExportHandler
 from handoffscope.collector.processor.allowlist import Allowlist
-from handoffscope.collector.receiver.decode import DecodeError
 from handoffscope.instrumentation import semconv as sc
 
 # The writer is not used by `read`/`read_protobuf` (they stop before queueing).

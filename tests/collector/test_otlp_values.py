@@ -1,11 +1,11 @@
-"""Typed reads of OTLP values (collector/otlp_values.py): one reading for every caller."""
+"""Typed reads of OTLP values (collector/otlp/values.py): one reading for every caller."""
 
 from __future__ import annotations
 
 import pytest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue
 
-from handoffscope.collector.otlp_values import WRONG_TYPE, read_as, read_or_none
+from handoffscope.collector.otlp.values import WRONG_TYPE, read_as, read_or_none
 from handoffscope.instrumentation import semconv as sc
 
 TEXT = AnyValue(string_value="triage")

@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 from support.polling import eventually
 
 from handoffscope.collector.store import statements
-from handoffscope.collector.store.duckdb_store import SPAN_SCHEMA, build_spans_table, read_steps
 from handoffscope.collector.store.postgres_store import (
     APPLICATION_NAME,
     NS_PER_DAY,
     PG_DDL_DIR,
     PostgresStore,
 )
+from handoffscope.collector.store.spans import SPAN_SCHEMA, build_spans_table
+from handoffscope.collector.store.steps import read_steps
 
 psycopg = pytest.importorskip("psycopg")
 LATEST = len(read_steps(PG_DDL_DIR))

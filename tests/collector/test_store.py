@@ -13,15 +13,14 @@ import pytest
 
 from handoffscope.collector.store.duckdb_store import (
     DDL_DIR,
-    SPAN_SCHEMA,
     SQL_DIR,
-    STORE_VERSION_KEY,
     DuckDBStore,
     StoreError,
     apply_steps,
-    build_spans_table,
     read_steps,
 )
+from handoffscope.collector.store.spans import SPAN_SCHEMA, build_spans_table
+from handoffscope.collector.store.steps import STORE_VERSION_KEY
 from handoffscope.instrumentation import semconv as sc
 
 EXPECTED_TYPES = {

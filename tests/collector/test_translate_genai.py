@@ -20,12 +20,12 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from support.otlp import export_request, kv, otlp_span
 
 from handoffscope.collector.metrics import Metrics
+from handoffscope.collector.otlp.lean_trace import parse_lean
 from handoffscope.collector.pipeline import ExportHandler
 from handoffscope.collector.processor.allowlist import Allowlist, service_of
 from handoffscope.collector.processor.translate import Translators
 from handoffscope.collector.processor.translate.base import ForeignSpan
 from handoffscope.collector.processor.translate.genai import GenAiTranslator
-from handoffscope.collector.receiver.lean_trace import parse_lean
 from handoffscope.instrumentation import semconv as sc
 
 TRACE = os.urandom(16)

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import atheris
 
+from handoffscope.collector.otlp import decode
 from handoffscope.collector.processor.allowlist import Allowlist
-from handoffscope.collector.receiver import decode
-from handoffscope.collector.store.duckdb_store import build_spans_table
+from handoffscope.collector.store.spans import build_spans_table
 
 LIMIT = 256 * 1024
 EXPECTED = (decode.DecodeError, decode.BodyTooLarge, decode.UnsupportedEncoding)

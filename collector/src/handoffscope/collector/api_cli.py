@@ -13,13 +13,13 @@ import logging
 import os
 from collections.abc import Sequence
 
-from handoffscope.collector.cli import without_pandas
 from handoffscope.collector.config import parse_query_args
+from handoffscope.collector.no_pandas import without_pandas
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_query_args(argv)
-    without_pandas()  # as the collector (cli.py)
+    without_pandas()  # as the collector (no_pandas.py)
     logging.basicConfig(
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -20,10 +20,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from handoffscope.collector.metrics import Metrics
+from handoffscope.collector.otlp import decode
+from handoffscope.collector.otlp.lean_trace import parse_lean
 from handoffscope.collector.processor.allowlist import Allowlist, SpanBatch, service_of
 from handoffscope.collector.processor.translate import Translators
-from handoffscope.collector.receiver import decode
-from handoffscope.collector.receiver.lean_trace import parse_lean
 from handoffscope.collector.writer import Writer
 
 COMMIT_TIMEOUT_S = 30.0
@@ -74,7 +74,7 @@ class ExportHandler:
         """Translate foreign spans, allowlist, queue; raises writer.QueueFull / WriterClosed.
 
         `body`: the protobuf bytes `request` was parsed from, if the receiver has them
-        (the allowlist reads them again its own way, `receiver/lean_trace.py`)."""
+        (the allowlist reads them again its own way, `otlp/lean_trace.py`)."""
         return self._queue(self.read(request, body), received_ns)
 
     def read_protobuf(self, body: bytes | bytearray) -> SpanBatch:
@@ -82,7 +82,7 @@ class ExportHandler:
         they are not an ExportTraceServiceRequest).
 
         An export no translator claims — every export of the shim — is read once, the
-        allowlist's lean way (`receiver/lean_trace.py`), not parsed whole first: ≈ 1 µs a
+        allowlist's lean way (`otlp/lean_trace.py`), not parsed whole first: ≈ 1 µs a
         span. It is still refused exactly when the whole message would not parse: the
         lean read checks every part of every span it keeps, and when a span was refused
         before its parts were read, the export is parsed whole once to check them. A

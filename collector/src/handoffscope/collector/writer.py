@@ -52,8 +52,8 @@ from handoffscope.collector.arrivals import RecentArrivals
 from handoffscope.collector.ingest_log import MARK_KEY, IngestLog, Position
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.processor.allowlist import SpanBatch
-from handoffscope.collector.store.duckdb_store import build_spans_table, span_keys
 from handoffscope.collector.store.interface import Store
+from handoffscope.collector.store.spans import build_spans_table, span_keys
 
 log = logging.getLogger(__name__)
 

@@ -112,11 +112,11 @@ def _serve_calls(pipe: Any) -> None:
 
     settings, log_level, nice = pickle.loads(pipe.recv_bytes())
 
-    from ..cli import without_pandas
+    from ..no_pandas import without_pandas
 
     priority.lower_this_process(nice)  # first, so every thread started below inherits it
 
-    without_pandas()  # as in the collector's process (cli.py says why)
+    without_pandas()  # as in the collector's process (no_pandas.py says why)
     logging.basicConfig(
         level=log_level, format="%(asctime)s %(levelname)s %(name)s[judge worker]: %(message)s"
     )

@@ -42,7 +42,7 @@ at most `MAX_SOURCE_KEYS` (service, scope) pairs are told apart.
 Output is column lists, one per `spans` column, ready for one Arrow table per export:
 building rows as dicts and converting later would cost a second pass.
 
-It reads the export through `receiver/lean_trace.py` (attributes as their encoded bytes)
+It reads the export through `otlp/lean_trace.py` (attributes as their encoded bytes)
 and decides each distinct encoded attribute once: a kept contract value is remembered by
 its bytes, so a span of values seen before costs a dict lookup per attribute instead of
 a protobuf read and a check (≈5 µs a span instead of ≈30, docs/storage.md). The decision
@@ -64,10 +64,10 @@ from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope, KeyVa
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from handoffscope.collector.otlp_values import READERS
+from handoffscope.collector.otlp.lean_trace import merged, parse_lean
+from handoffscope.collector.otlp.values import READERS
 from handoffscope.collector.processor.translate import Translation
-from handoffscope.collector.receiver.lean_trace import merged, parse_lean
-from handoffscope.collector.store.duckdb_store import ATTRIBUTE_COLUMNS, SPAN_SCHEMA
+from handoffscope.collector.store.spans import ATTRIBUTE_COLUMNS, SPAN_SCHEMA
 from handoffscope.instrumentation import semconv as sc
 
 UNKNOWN_SERVICE = "unknown_service"

@@ -56,8 +56,8 @@ from handoffscope.instrumentation.classify import Classification, HandoffEvidenc
 
 from ..processor.translate import SOURCES
 from ..store import statements
-from ..store.duckdb_store import ATTRIBUTE_COLUMNS
 from ..store.records import handoff_evidence, run_key
+from ..store.spans import ATTRIBUTE_COLUMNS
 from . import models as m
 from . import openapi
 from .params import INT64_MAX, INT64_MIN, NS, BadParam

@@ -33,13 +33,13 @@ from google.rpc.error_details_pb2 import RetryInfo
 
 from handoffscope.collector import metrics as m
 from handoffscope.collector.auth import bearer_ok
+from handoffscope.collector.otlp import decode
 from handoffscope.collector.pipeline import (
     COMMIT_TIMEOUT_S,
     RETRY_AFTER_CLOSED_S,
     ExportHandler,
     retry_after_full,
 )
-from handoffscope.collector.receiver import decode
 from handoffscope.collector.receiver.otlp_http import note_discarded
 from handoffscope.collector.writer import QueueFull, WriterClosed
 

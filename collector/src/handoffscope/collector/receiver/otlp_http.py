@@ -53,6 +53,7 @@ from starlette.responses import Response
 from handoffscope.collector import metrics as m
 from handoffscope.collector.auth import bearer_ok
 from handoffscope.collector.connections import RETRY_AFTER_S, InflightBytes
+from handoffscope.collector.otlp import decode
 from handoffscope.collector.pipeline import (
     COMMIT_TIMEOUT_S,
     RETRY_AFTER_CLOSED_S,
@@ -60,7 +61,6 @@ from handoffscope.collector.pipeline import (
     retry_after_full,
 )
 from handoffscope.collector.processor.allowlist import SpanBatch
-from handoffscope.collector.receiver import decode
 from handoffscope.collector.writer import QueueFull, WriterClosed
 
 PATH = "/v1/traces"

@@ -34,8 +34,16 @@ import pyarrow.compute as pc
 from handoffscope.instrumentation import semconv as sc
 
 from . import statements
-from .duckdb_store import SEMCONV_VERSION_KEY, STORE_VERSION_KEY, drops_table, sources_table
-from .steps import StoreError, apply_steps, ddl_dir, read_steps, require_steps
+from .spans import drops_table, sources_table
+from .steps import (
+    SEMCONV_VERSION_KEY,
+    STORE_VERSION_KEY,
+    StoreError,
+    apply_steps,
+    ddl_dir,
+    read_steps,
+    require_steps,
+)
 
 log = logging.getLogger(__name__)
 

@@ -28,6 +28,12 @@ SCHEMA_LOCK = "handoffscope.schema"
 """Advisory lock (PostgreSQL) held while schema steps run."""
 
 
+STORE_VERSION_KEY = "store_version"
+"""`meta` key of the store's schema step (the DDL steps applied)."""
+SEMCONV_VERSION_KEY = "semconv_version"
+"""`meta` key of the contract version the store was written under."""
+
+
 class StoreError(RuntimeError):
     """The store cannot be used; the message says why and what to do."""
 

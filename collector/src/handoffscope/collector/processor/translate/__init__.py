@@ -41,6 +41,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from handoffscope.collector.otlp.lean_trace import merged
 from handoffscope.collector.processor.translate.adk import AdkTranslator
 from handoffscope.collector.processor.translate.agent_framework import AgentFrameworkTranslator
 from handoffscope.collector.processor.translate.autogen import AutoGenTranslator
@@ -59,7 +60,6 @@ from handoffscope.collector.processor.translate.semantic_kernel import (
     SemanticKernelTranslator,
 )
 from handoffscope.collector.processor.translate.strands import StrandsTranslator
-from handoffscope.collector.receiver.lean_trace import merged
 from handoffscope.instrumentation import semconv as sc
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from handoffscope.collector.otlp_values import read_or_none
+from handoffscope.collector.otlp.values import read_or_none
 from handoffscope.instrumentation import semconv as sc
 
 OK, ERROR, UNSET = "ok", "error", "unset"

@@ -13,7 +13,7 @@
 - `gzip` (and `deflate`) bodies are inflated with a ceiling, so a small compressed body
   cannot expand past `--max-body-bytes` (a "zip bomb").
 
-Attribute values are then read by the type the contract expects, in `otlp_values.py`.
+Attribute values are then read by the type the contract expects, in `values.py`.
 """
 
 from __future__ import annotations
