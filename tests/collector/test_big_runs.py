@@ -22,11 +22,11 @@ from support.stores import is_dsn
 from test_engine import NOW0, Collector, S, accept, request, span
 
 from handoffscope.collector.config import CollectorConfig
-from handoffscope.collector.engine.evidence import Timeline, worst_timeline
 from handoffscope.collector.query.path_summary import fold, summarise
 from handoffscope.collector.server import assemble
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import worst
+from handoffscope.instrumentation.verdicts import Timeline, worst_timeline
 
 
 def _brute_worst_timeline(statics: list[str], timelines: list[Timeline]) -> Timeline:

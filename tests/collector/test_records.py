@@ -32,13 +32,12 @@ from handoffscope.collector.engine.evidence import (
     F,
     HandoffState,
     RunState,
-    Timeline,
-    handoff_timeline,
 )
 from handoffscope.collector.store import records
 from handoffscope.collector.store.duckdb_store import DuckDBStore
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import HandoffEvidence
+from handoffscope.instrumentation.verdicts import Timeline, handoff_timeline
 
 DUCKDB_TYPES = {
     pa.string(): "VARCHAR",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 SCHEMA_VERSION: Final = 1
 """Version of this contract; stamped on the instrumentation scope and the DuckDB schema."""
@@ -164,107 +164,6 @@ OUTCOME_PASS: Final = "pass"
 OUTCOME_FAIL: Final = "fail"
 OUTCOME_RESULTS: Final = (OUTCOME_PASS, OUTCOME_FAIL)
 
-# --- verdicts, in precedence order (docs/architecture.md, Verdicts) -----------------------
-
-ROUTE_REJECTED: Final = "route_rejected"
-STALE_CONTROL: Final = "stale_control"
-OPEN_TOOL_PROTOCOL: Final = "open_tool_protocol"
-CONTEXT_INCOMPLETE: Final = "context_incomplete"
-CONTRACT_REJECTED: Final = "contract_rejected"
-DESTINATION_NOT_STARTED: Final = "destination_not_started"
-LOOP: Final = "loop"
-FALSE_COMPLETE: Final = "false_complete"
-APPROVAL_OVERDUE: Final = "approval_overdue"
-WAIT_UNCERTAIN: Final = "wait_uncertain"
-RUN_FAILED: Final = "run_failed"
-UNVERIFIED: Final = "unverified"
-WAITING_ON_APPROVAL: Final = "waiting_on_approval"
-IN_FLIGHT: Final = "in_flight"
-HEALTHY: Final = "healthy"
-
-PRECEDENCE: Final = (
-    ROUTE_REJECTED,
-    STALE_CONTROL,
-    OPEN_TOOL_PROTOCOL,
-    CONTEXT_INCOMPLETE,
-    CONTRACT_REJECTED,
-    DESTINATION_NOT_STARTED,
-    LOOP,
-    FALSE_COMPLETE,
-    APPROVAL_OVERDUE,
-    WAIT_UNCERTAIN,
-    RUN_FAILED,
-    WAITING_ON_APPROVAL,
-    IN_FLIGHT,
-    UNVERIFIED,
-    HEALTHY,
-)
-"""All verdicts, worst first: the first rule that fails wins; a run takes its worst."""
-
-VERDICTS: Final = PRECEDENCE
-FAILURE_VERDICTS: Final = PRECEDENCE[:11]
-"""Verdicts 1–11 of docs/architecture.md, Verdicts: the unhealthy ones."""
-RUN_ONLY_VERDICTS: Final = (UNVERIFIED,)
-"""Verdicts a run can have but no single handoff (a handoff cut off by its run's failure
-is `run_failed` too)."""
-REJECTION_VERDICTS: Final = (ROUTE_REJECTED, CONTRACT_REJECTED)
-"""What the weekly review counts as a rejection."""
-
-RANK: Final = {v: i for i, v in enumerate(PRECEDENCE)}
-
-VERDICT_LABELS: Final = {
-    ROUTE_REJECTED: "Route rejected",
-    STALE_CONTROL: "Stale control",
-    OPEN_TOOL_PROTOCOL: "Tool call left open",
-    CONTEXT_INCOMPLETE: "Context incomplete",
-    CONTRACT_REJECTED: "Contract rejected",
-    DESTINATION_NOT_STARTED: "Destination never started",
-    LOOP: "Loop",
-    FALSE_COMPLETE: "False completion",
-    APPROVAL_OVERDUE: "Approval overdue",
-    WAIT_UNCERTAIN: "Wait uncertain",
-    RUN_FAILED: "Run failed",
-    WAITING_ON_APPROVAL: "Waiting on approval",
-    IN_FLIGHT: "In flight",
-    UNVERIFIED: "Unverified",
-    HEALTHY: "Healthy",
-}
-"""Words a person reads, for each verdict."""
-
-NEXT_STEPS: Final = {
-    ROUTE_REJECTED: "Block; restore a declared route.",
-    STALE_CONTROL: "Reconcile persisted state before retry.",
-    OPEN_TOOL_PROTOCOL: "Repair history before another model call.",
-    CONTEXT_INCOMPLETE: "Rebuild the minimal contract.",
-    CONTRACT_REJECTED: "Repair (invalid), reload and regenerate (stale), stop and escalate (unauthorized).",
-    DESTINATION_NOT_STARTED: "Inspect routing and admission.",
-    LOOP: "Break the back-edge; fall back.",
-    FALSE_COMPLETE: "Reopen; run the verifier.",
-    APPROVAL_OVERDUE: "Escalate to the owner.",
-    WAIT_UNCERTAIN: "Fix the checkpoint.",
-    RUN_FAILED: "Inspect the failure; rerun from the last checkpoint.",
-    WAITING_ON_APPROVAL: "Leave it alone; notify the owner.",
-    IN_FLIGHT: "—",
-    UNVERIFIED: "Add a verifier (record_outcome).",
-    HEALTHY: "Nothing.",
-}
-"""The safe next step shown to the operator (docs/architecture.md, Verdicts)."""
-
-REASON_NEXT_STEPS: Final = {
-    REASON_IGNORED_SAME_TURN: "The runtime takes one handoff per turn: ask for one at a time "
-    "(or turn parallel tool calls off); re-send the ignored one if it is still needed.",
-    REASON_TOOL_MISSING: "Block; give the agent that handoff, or stop the model asking for it.",
-}
-"""Next steps that depend on what happened, not only on the verdict (`handoff.reason`)."""
-
-REJECTION_NEXT_STEPS: Final = {
-    REJECTION_INVALID: "repair",
-    REJECTION_STALE: "reload and regenerate",
-    REJECTION_UNAUTHORIZED: "stop and escalate",
-    REJECTION_NO_BUDGET: "stop and escalate",
-    REJECTION_VAGUE_GOAL: "repair",
-}
-
 # --- the six boundaries of a handoff (article 004), plus run-level checks ---------------
 
 BOUNDARY_ROUTE: Final = "route"
@@ -296,20 +195,196 @@ BOUNDARY_STATES: Final = (PASSED, FAILED, UNKNOWN, NOT_OBSERVED)
 """A boundary's state: evidence says it passed or failed; `unknown` (no evidence yet, or
 not reached after an earlier failure); `not_observed` (the source cannot see it)."""
 
-VERDICT_BOUNDARY: Final = {
-    ROUTE_REJECTED: BOUNDARY_ROUTE,
-    STALE_CONTROL: BOUNDARY_CONTROL,
-    OPEN_TOOL_PROTOCOL: BOUNDARY_TOOL_PROTOCOL,
-    CONTEXT_INCOMPLETE: BOUNDARY_CONTEXT,
-    CONTRACT_REJECTED: BOUNDARY_DESTINATION,
-    DESTINATION_NOT_STARTED: BOUNDARY_DESTINATION,
-    LOOP: BOUNDARY_PROGRESS,
-    FALSE_COMPLETE: BOUNDARY_RESULT,
-    APPROVAL_OVERDUE: BOUNDARY_WAIT,
-    WAIT_UNCERTAIN: BOUNDARY_WAIT,
-    RUN_FAILED: BOUNDARY_RUN,
-}
+# --- verdicts, in precedence order (docs/architecture.md, Verdicts) -----------------------
+
+ROUTE_REJECTED: Final = "route_rejected"
+STALE_CONTROL: Final = "stale_control"
+OPEN_TOOL_PROTOCOL: Final = "open_tool_protocol"
+CONTEXT_INCOMPLETE: Final = "context_incomplete"
+CONTRACT_REJECTED: Final = "contract_rejected"
+DESTINATION_NOT_STARTED: Final = "destination_not_started"
+LOOP: Final = "loop"
+FALSE_COMPLETE: Final = "false_complete"
+APPROVAL_OVERDUE: Final = "approval_overdue"
+WAIT_UNCERTAIN: Final = "wait_uncertain"
+RUN_FAILED: Final = "run_failed"
+UNVERIFIED: Final = "unverified"
+WAITING_ON_APPROVAL: Final = "waiting_on_approval"
+IN_FLIGHT: Final = "in_flight"
+HEALTHY: Final = "healthy"
+
+
+class Verdict(NamedTuple):
+    """One verdict: its code, the words a person reads, the safe next step, where it fails."""
+
+    name: str
+    label: str
+    next_step: str
+    boundary: str | None
+    """The boundary a failure belongs to (`failed_boundary` in the query API); None when
+    the verdict is not a failure."""
+    rule: int | None
+    """Its number in the ladder (docs/architecture.md, Verdicts); None: not a failure."""
+    fails_when: str
+    """When it is given, in a sentence (the docs' tables are rendered from this)."""
+
+
+VERDICT_TABLE: Final = (
+    Verdict(
+        ROUTE_REJECTED,
+        "Route rejected",
+        "Block; restore a declared route.",
+        BOUNDARY_ROUTE,
+        1,
+        "the destination is not a declared edge, or `goto` points elsewhere",
+    ),
+    Verdict(
+        STALE_CONTROL,
+        "Stale control",
+        "Reconcile persisted state before retry.",
+        BOUNDARY_CONTROL,
+        2,
+        "the active agent before the step is not the sender, or after it not the receiver",
+    ),
+    Verdict(
+        OPEN_TOOL_PROTOCOL,
+        "Tool call left open",
+        "Repair history before another model call.",
+        BOUNDARY_TOOL_PROTOCOL,
+        3,
+        "the handoff's tool call is not closed by its own tool call id",
+    ),
+    Verdict(
+        CONTEXT_INCOMPLETE,
+        "Context incomplete",
+        "Rebuild the minimal contract.",
+        BOUNDARY_CONTEXT,
+        4,
+        "a required context key is missing at the destination",
+    ),
+    Verdict(
+        CONTRACT_REJECTED,
+        "Contract rejected",
+        "Repair (invalid), reload and regenerate (stale), stop and escalate (unauthorized).",
+        BOUNDARY_DESTINATION,
+        5,
+        "the receiver refused: `invalid` / `stale` / `unauthorized` / `no_budget` / `vague_goal`",
+    ),
+    Verdict(
+        DESTINATION_NOT_STARTED,
+        "Destination never started",
+        "Inspect routing and admission.",
+        BOUNDARY_DESTINATION,
+        6,
+        "no admission within the grace window (`--grace-seconds`, default 30 s), the "
+        "destination reported it did not start, or the run completed and it never ran",
+    ),
+    Verdict(
+        LOOP,
+        "Loop",
+        "Break the back-edge; fall back.",
+        BOUNDARY_PROGRESS,
+        7,
+        "the same destination, task and no new work seen again in the run, a cycle of any "
+        "length without progress, or a run cut by its turn / recursion limit while cycling",
+    ),
+    Verdict(
+        FALSE_COMPLETE,
+        "False completion",
+        "Reopen; run the verifier.",
+        BOUNDARY_RESULT,
+        8,
+        "the run claims `completed` (or a destination claims done while a wait is open) "
+        "without a passing outcome where verification is expected, or its verifier's latest "
+        "result is `fail`",
+    ),
+    Verdict(
+        APPROVAL_OVERDUE,
+        "Approval overdue",
+        "Escalate to the owner.",
+        BOUNDARY_WAIT,
+        9,
+        "a wait's deadline passed with no decision (or it was decided `expired`)",
+    ),
+    Verdict(
+        WAIT_UNCERTAIN,
+        "Wait uncertain",
+        "Fix the checkpoint.",
+        BOUNDARY_WAIT,
+        10,
+        "a wait lacks an owner, reason, future deadline, resume token or persisted state",
+    ),
+    Verdict(
+        RUN_FAILED,
+        "Run failed",
+        "Inspect the failure; rerun from the last checkpoint.",
+        BOUNDARY_RUN,
+        11,
+        "the run crashed or hit `max_turns` / its recursion limit, and no rule above explains it",
+    ),
+    Verdict(
+        WAITING_ON_APPROVAL,
+        "Waiting on approval",
+        "Leave it alone; notify the owner.",
+        None,
+        None,
+        "all five wait facts present, deadline ahead",
+    ),
+    Verdict(
+        IN_FLIGHT,
+        "In flight",
+        "—",
+        None,
+        None,
+        "the request was seen and the grace window has not passed",
+    ),
+    Verdict(
+        UNVERIFIED,
+        "Unverified",
+        "Add a verifier (record_outcome).",
+        None,
+        None,
+        "(runs only) completed, no verifier expected for this service, none reported",
+    ),
+    Verdict(HEALTHY, "Healthy", "Nothing.", None, None, "every observed boundary passed"),
+)
+"""Every verdict, worst first: the first rule that fails wins; a run takes its worst. The
+sets and dicts below derive from it; so do the verdict tables in the docs (a test renders
+them: `handoffscope.instrumentation.verdicts.docs`)."""
+
+PRECEDENCE: Final = tuple(v.name for v in VERDICT_TABLE)
+"""All verdicts, worst first."""
+VERDICTS: Final = PRECEDENCE
+FAILURE_VERDICTS: Final = tuple(v.name for v in VERDICT_TABLE if v.rule is not None)
+"""Verdicts 1–11 of docs/architecture.md, Verdicts: the unhealthy ones."""
+RUN_ONLY_VERDICTS: Final = (UNVERIFIED,)
+"""Verdicts a run can have but no single handoff (a handoff cut off by its run's failure
+is `run_failed` too)."""
+REJECTION_VERDICTS: Final = (ROUTE_REJECTED, CONTRACT_REJECTED)
+"""What the weekly review counts as a rejection."""
+
+RANK: Final = {v: i for i, v in enumerate(PRECEDENCE)}
+VERDICT_LABELS: Final = {v.name: v.label for v in VERDICT_TABLE}
+"""Words a person reads, for each verdict."""
+NEXT_STEPS: Final = {v.name: v.next_step for v in VERDICT_TABLE}
+"""The safe next step shown to the operator (docs/architecture.md, Verdicts)."""
+VERDICT_BOUNDARY: Final = {v.name: v.boundary for v in VERDICT_TABLE if v.boundary}
 """Which boundary a failure verdict belongs to (`failed_boundary` in the query API)."""
+
+REASON_NEXT_STEPS: Final = {
+    REASON_IGNORED_SAME_TURN: "The runtime takes one handoff per turn: ask for one at a time "
+    "(or turn parallel tool calls off); re-send the ignored one if it is still needed.",
+    REASON_TOOL_MISSING: "Block; give the agent that handoff, or stop the model asking for it.",
+}
+"""Next steps that depend on what happened, not only on the verdict (`handoff.reason`)."""
+
+REJECTION_NEXT_STEPS: Final = {
+    REJECTION_INVALID: "repair",
+    REJECTION_STALE: "reload and regenerate",
+    REJECTION_UNAUTHORIZED: "stop and escalate",
+    REJECTION_NO_BUDGET: "stop and escalate",
+    REJECTION_VAGUE_GOAL: "repair",
+}
 
 # --- the allowlist: name -> (type, bound) -----------------------------------------------
 

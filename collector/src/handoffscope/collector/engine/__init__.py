@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 
 from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.verdicts import wait_missing
 
 from ..store import records, statements
 from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
@@ -68,7 +69,6 @@ from .evidence import (
     VerificationPolicy,
     evaluate_run,
     merge_spans,
-    wait_missing,
 )
 
 log = logging.getLogger(__name__)
