@@ -59,15 +59,13 @@ from ..store import records, statements
 from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
 from ..store.statements import Connection
 from ..store.steps import apply_steps, ddl_dir, read_steps
+from .evaluate import RunView, VerificationPolicy, evaluate_run
 from .evidence import (
     WAIT_ATTRIBUTES,
     F,
     HandoffState,
     RunState,
-    RunView,
     SpanColumns,
-    VerificationPolicy,
-    evaluate_run,
     merge_spans,
 )
 

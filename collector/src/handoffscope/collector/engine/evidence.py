@@ -1,7 +1,7 @@
-"""Evidence merging: spans in, per-handoff and per-run facts and verdict timelines out.
+"""Evidence merging: spans in, each handoff's, wait's and run's merged facts out.
 
-Pure and in memory, no I/O — the health engine (`engine/__init__.py`) feeds it batches of stored
-spans and persists what it produces; tests drive it directly.
+Pure and in memory, no I/O — the health engine (`engine/__init__.py`) feeds it batches of
+stored spans; `evaluate.py` judges the merged run; tests drive both directly.
 
 Merging is order-free and idempotent, because evidence arrives in any order, minutes
 apart, and a re-sent span must not change anything. Every attribute therefore merges
@@ -20,14 +20,8 @@ Outcome spans merge per verifier: the latest result of each verifier counts, and
 run (or handoff) passes when some verifier passed and none's latest result is `fail`.
 An outcome span without `handoff.id` belongs to the run only; with it, to both.
 
-Verdicts come from the shared `classify` (never re-implemented here). Because the
-time-based verdicts depend on *now*, a handoff is stored as a **timeline**: the verdict
-before any threshold, and up to two flips. `classify` reads the clock through exactly
-two comparisons — grace expiry (`now - first_seen > grace`) and wait deadline
-(`deadline <= now`) — so evaluating it just before, at, and after those instants gives
-the exact verdict for every query time. Time only ever makes a verdict worse (in flight
-→ destination not started; waiting → overdue), so two flips suffice for a handoff and,
-taking the worst over its handoffs, for a run too.
+Some sources tie a handoff to nothing but the agent run that follows it: `pair_arrivals`
+and `pair_senders` (at the end) pair requests with those runs, order-free like the merge.
 
 Memory matters (the engine holds the recently active runs): a handoff's merged facts
 are two flat lists indexed by field, the order keys of one span are one tuple shared by
@@ -46,12 +40,7 @@ import pyarrow.compute as pc
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.verdicts import (
     HandoffEvidence,
-    HandoffStep,
     Timeline,
-    find_loops,
-    handoff_timeline,
-    wait_timeline,
-    worst_timeline,
 )
 
 from ..store.records import column_name, evidence_from, evidence_picker, run_key
@@ -297,19 +286,7 @@ _PICK_EVIDENCE = evidence_picker(
     )
 )
 
-_FROM, _TO, _CONTROL_AFTER, _STARTED = (
-    F["from_agent"],
-    F["to_agent"],
-    F["control_after"],
-    F["destination_started"],
-)
-_TURN, _FP, _SV, _CLAIMS, _KIND = (
-    F["turn"],
-    F["fingerprint"],
-    F["state_version"],
-    F["destination_claims_done"],
-    F["kind"],
-)
+_FROM, _TO, _STARTED = F["from_agent"], F["to_agent"], F["destination_started"]
 _WAIT_DECISION = F["wait_decision"]
 _WAIT_SLOTS = frozenset(F[f] for f, _ in WAIT_ATTRIBUTES.values())
 _WAIT_FROM = len(HANDOFF_ATTRIBUTES)
@@ -693,137 +670,7 @@ def _wait_target(run: RunState, hid: str | None, token: str | None, start: int) 
     return w
 
 
-# --- evaluating a run ---------------------------------------------------------------------
-
-
-def handoff_order(hs: Iterable[HandoffState]) -> list[HandoffState]:
-    """Handoffs in run order: by `handoff.turn`, then first-seen time (then id, for ties).
-
-    When some handoffs lack a turn the turns cannot be compared with the others, so
-    first-seen time alone orders the run.
-    """
-    hs = list(hs)
-    if all(h.vals[_TURN] is not None for h in hs):
-        return sorted(hs, key=lambda h: (h.vals[_TURN], h.first_seen_ns or 0, h.handoff_id))
-    return sorted(hs, key=lambda h: (h.first_seen_ns or 0, h.handoff_id))
-
-
-@dataclass
-class HandoffView:
-    state: HandoffState
-    seq: int
-    evidence: HandoffEvidence | None
-    """The evidence judged, or None when nothing changed since the last evaluation."""
-
-
-@dataclass
-class WaitView:
-    state: HandoffState
-    evidence: HandoffEvidence
-    """A wait whose facts changed: its evidence (agents from its handoff, if any)."""
-
-
-@dataclass
-class RunView:
-    """What a run looks like after evaluation: facts for its row, views of its handoffs."""
-
-    service: str | None
-    handoffs: list[HandoffView]
-    waits: list[WaitView]
-    """Waits whose facts changed (their timelines are on their states)."""
-    timeline: Timeline
-    status: str | None
-    final_agent: str | None
-    ended_ns: int | None
-    started_ns: int | None
-    turns: int | None
-    current_agent: str | None
-    path: list[str]
-    loop: bool
-    loop_cycle: list[str]
-    loop_repeats: int
-    false_complete: bool
-    failed: bool
-    outcome_result: str | None
-    verifier: str | None
-    pending_approvals: int
-    last_handoff_ns: int | None
-    handoff_count: int
-    delegation_count: int
-    unverified: bool
-    verification_expected: bool
-    unobserved: list[str]
-    source: str | None = None
-    """`handoff.source` of the run's evidence (None: the shim's own spans)."""
-
-
-class VerificationPolicy:
-    """When is a completed run without a passing verifier a false completion? (docs/architecture.md, Verification)
-
-    When the run declared it (`run.outcome_required`), when its service is named in the
-    collector's `--require-outcome`, or once the service has reported any outcome: a run
-    that ended at or after the service's first outcome is expected to be verified; one
-    that ended before (no verifier existed yet) and has none is `unverified`.
-    """
-
-    def __init__(self, required: Iterable[str] = ()) -> None:
-        required = set(required)
-        self.all = "*" in required
-        self.required = frozenset(required - {"*"})
-        self.first_outcome: dict[str, int] = {}
-
-    def expects(self, service: str | None, declared: bool, ended_ns: int | None) -> bool:
-        if declared or self.all or (service is not None and service in self.required):
-            return True
-        first = self.first_outcome.get(service or "")
-        return first is not None and ended_ns is not None and first <= ended_ns
-
-    def learn(self, seen: dict[str, int]) -> set[str]:
-        """Merge a batch's first outcomes; return the services whose first moved earlier."""
-        moved = set()
-        for svc, t in seen.items():
-            old = self.first_outcome.get(svc)
-            if old is None or t < old:
-                self.first_outcome[svc] = t
-                moved.add(svc)
-        return moved
-
-
-_NO_POLICY = VerificationPolicy()
-
-
-def _open(wait: HandoffState, fallback: HandoffState | None) -> bool:
-    """The wait is checkpointed and no decision is known for it."""
-    if not wait.wait_open:
-        return False
-    return fallback is None or fallback.vals[_WAIT_DECISION] is None
-
-
-def _judge(
-    h: HandoffState,
-    run_id: str,
-    ctx: tuple,
-    grace_seconds: float,
-    wait: HandoffState | None,
-    fallback: HandoffState | None = None,
-) -> HandoffEvidence | None:
-    """(Re)judge a handoff in its run context; None when the cached verdict still holds."""
-    if not h.dirty and ctx == h.ctx:
-        return None
-    ev = h.evidence(run_id, wait, fallback)
-    _seq, ev.loop, claims_done, outcome, _service, ev.run_stopped, ev.run_status = ctx[:7]
-    arrival, sender = ctx[9], ctx[10]
-    if arrival is not None:  # admitted by an arrival (pair_arrivals)
-        ev.to_agent = ev.to_agent or arrival
-        ev.requested = True
-        ev.destination_started = True
-    if sender is not None:  # sent by the agent that ran before it (pair_senders)
-        ev.from_agent = ev.from_agent or sender
-    if claims_done:
-        ev.claims_done, ev.outcome_result = True, outcome
-    h.timeline = handoff_timeline(ev, grace_seconds)
-    h.ctx, h.dirty = ctx, False
-    return ev
+# --- pairing requests with the agent runs that follow them --------------------------------
 
 
 def pair_arrivals(
@@ -884,195 +731,3 @@ def pair_senders(
         if k:
             out[h.handoff_id or ""] = pending[k - 1][2]
     return out
-
-
-def evaluate_run(
-    run: RunState, grace_seconds: float, policy: VerificationPolicy = _NO_POLICY
-) -> RunView:
-    """Run-level facts and every handoff's verdict timeline, from merged evidence.
-
-    Handoffs (control moves) and delegations (an agent called as a tool) are judged by the
-    same rules, but only handoffs make the path, the holder and the run's completion claim;
-    loops are found among handoffs (cycles and repeats) and among delegations (repeats).
-    """
-    service = run.service[-1] if run.service else None
-    ordered = handoff_order(run.handoffs.values())
-    transfers = [h for h in ordered if (h.vals[_KIND] or sc.KIND_HANDOFF) == sc.KIND_HANDOFF]
-    delegations = [h for h in ordered if h.vals[_KIND] == sc.KIND_DELEGATION]
-    status_v = run.vals.get("status")
-    status = status_v[-1] if status_v else None
-    completed = status == sc.RUN_STATUS_COMPLETED
-    stopped = status == sc.RUN_STATUS_MAX_TURNS
-    terminal = status in TERMINAL_STATUSES
-    ended_ns = status_v[0] if terminal and status_v else None
-
-    arrived = pair_arrivals(transfers, run.arrivals)
-    # Delegations too: a caller's span may travel apart from its callee's (OpenInference's
-    # Agno and smolagents members name their caller only by an ancestor span).
-    senders = pair_senders(ordered, run.arrivals)
-
-    def to_of(h: HandoffState) -> str | None:
-        return h.vals[_TO] or arrived.get(h.handoff_id or "")
-
-    def from_of(h: HandoffState) -> str | None:
-        return h.vals[_FROM] or senders.get(h.handoff_id or "")
-
-    def steps(hs: list[HandoffState]) -> list[HandoffStep]:
-        return [
-            HandoffStep(
-                h.handoff_id or "",
-                from_of(h),
-                to_of(h),
-                h.vals[_FP],
-                h.vals[_SV],
-                admitted=admitted(h),
-            )
-            for h in hs
-        ]
-
-    def admitted(h: HandoffState) -> bool | None:
-        if h.vals[_STARTED] or (h.handoff_id or "") in arrived:
-            return True
-        # Never heard from (False); a destination that said it did not start is a failure
-        # of its own (rule 6), not a sign the run was cut (None: the loop rule does not guess).
-        return None if h.vals[_STARTED] is False else False
-
-    report = find_loops(steps(transfers), stopped=stopped, ended=completed)
-    # A source that never reports its limit (AutoGen) ends a cut ping-pong as completed:
-    # its handoffs are judged as a run stopped while cycling (classify.find_loops).
-    stopped = stopped or report.cut_unsaid
-    looping = report.looping_ids
-    if delegations:
-        looping = looping | find_loops(steps(delegations)).looping_ids
-    run_result, run_verifier = outcome_summary(run.outcomes)
-    expected = policy.expects(service, bool(run.get("outcome_required")), ended_ns)
-    # The completion claim is judged where verification is expected, or where a verifier
-    # said `fail` (a failing verifier is a false completion whatever the policy).
-    claim = completed and (expected or run_result == sc.OUTCOME_FAIL)
-
-    for h in ordered:
-        if h.dirty and h.wait_keys:
-            for k in h.wait_keys:  # a wait's row names its handoff's agents
-                run.waits[k].dirty = True
-    views: list[HandoffView] = []
-    dest_false_claim = False
-    last = transfers[-1] if transfers else None
-    path: list[str] = []
-    last_sent: tuple | None = None
-    holder = None
-    unobserved: set[str] = set()
-    for seq, h in enumerate(ordered):
-        v = h.vals
-        wait = run.latest_wait(h)
-        fallback = run.fallback(wait) if wait is not None else None
-        own = outcome_summary(h.outcomes)[0] if h.outcomes else None
-        lp = h.handoff_id in looping
-        ctx: tuple
-        if claim and h is last:
-            # The run's completion claim lands on its last handoff, judged by the
-            # run's verifiers (outcomes without handoff.id belong to the run).
-            ctx = (seq + 1, lp, True, run_result, service, stopped, status, wait)
-        elif v[_CLAIMS] and wait is not None and _open(wait, fallback):
-            ctx = (seq + 1, lp, True, own, service, stopped, status, wait)
-            dest_false_claim = dest_false_claim or own != sc.OUTCOME_PASS
-        else:
-            ctx = (seq + 1, lp, False, own, service, stopped, status, wait)
-        ctx = (*ctx, fallback, arrived.get(h.handoff_id or ""), senders.get(h.handoff_id or ""))
-        views.append(
-            HandoffView(h, seq + 1, _judge(h, run.run_id, ctx, grace_seconds, wait, fallback))
-        )
-        unobserved.update(v[F["unobserved"]] or ())
-        if (v[_KIND] or sc.KIND_HANDOFF) != sc.KIND_HANDOFF:
-            continue
-        frm, to = from_of(h), to_of(h)
-        started = v[_STARTED] or (h.handoff_id or "") in arrived
-        # The path lists agents that ran: a sender ran; a destination once admitted. A
-        # sender's parallel handoffs of one turn are one visit to it.
-        sent = (v[_TURN], frm)
-        if frm and (not path or path[-1] != frm) and (v[_TURN] is None or sent != last_sent):
-            path.append(frm)
-        last_sent = sent
-        if to and started:
-            path.append(to)
-        if v[_CONTROL_AFTER]:
-            holder = v[_CONTROL_AFTER]
-        elif started and to:
-            holder = to
-
-    changed_waits: list[WaitView] = []
-    pending = 0
-    timelines = [h.timeline for h in ordered]
-    for w in run.waits.values():
-        if run.loose(w):
-            if w.dirty:
-                w.dirty = False
-                for k in run.tokened.get(w.handoff_id, ()):
-                    run.waits[k].dirty = True  # judged below: this decision may close them
-            continue
-    for w in run.waits.values():
-        if run.loose(w):
-            continue
-        if w.dirty:
-            ev = w.evidence(run.run_id, fallback=run.fallback(w))
-            sender = run.handoffs.get(w.handoff_id) if w.handoff_id is not None else None
-            if sender is not None:
-                ev.from_agent, ev.to_agent = sender.vals[_FROM], sender.vals[_TO]
-            w.wait_timeline = wait_timeline(ev)
-            if w.handoff_id is None:
-                w.timeline = w.wait_timeline
-            w.dirty = False
-            changed_waits.append(WaitView(w, ev))
-        if w.wait_timeline is not None:
-            pending += 1
-            if w.handoff_id is None:
-                timelines.append(w.wait_timeline)
-
-    false_complete = (claim and run_result != sc.OUTCOME_PASS) or dest_false_claim
-    unverified = completed and not expected and run_result is None and not dest_false_claim
-    statics = []
-    if looping:
-        statics.append(sc.LOOP)
-    if false_complete:
-        statics.append(sc.FALSE_COMPLETE)
-    if status in FAILED_STATUSES:
-        statics.append(sc.RUN_FAILED)
-    if unverified:
-        statics.append(sc.UNVERIFIED)
-    timeline = worst_timeline(statics, timelines)  # type: ignore[arg-type]
-
-    if holder is None and transfers:
-        holder = from_of(transfers[0])
-    final_agent = run.get("final_agent")
-    if terminal and final_agent:
-        holder = final_agent
-    turns = run.get("turns")
-    if turns is None and transfers:
-        turns = len(transfers)
-    return RunView(
-        service=service,
-        handoffs=views,
-        waits=changed_waits,
-        timeline=timeline,
-        status=status,
-        final_agent=final_agent,
-        ended_ns=ended_ns,
-        started_ns=run.get("started") or run.first_seen_ns,
-        turns=turns,
-        current_agent=holder,
-        path=path,
-        loop=bool(looping),
-        loop_cycle=list(report.cycle),
-        loop_repeats=len(looping),
-        false_complete=false_complete,
-        failed=status in FAILED_STATUSES,
-        outcome_result=run_result,
-        verifier=run_verifier,
-        pending_approvals=pending,
-        last_handoff_ns=max((h.first_seen_ns or 0 for h in transfers), default=None),
-        handoff_count=len(transfers),
-        delegation_count=len(delegations),
-        unverified=unverified,
-        verification_expected=expected,
-        unobserved=sorted(unobserved),
-        source=run.get("source"),
-    )
