@@ -32,6 +32,7 @@ from handoffscope.instrumentation.options import (
     positive_int,
     url,
 )
+from handoffscope.instrumentation.verdicts import DEFAULT_GRACE_SECONDS
 
 MIB = 1024 * 1024
 
@@ -101,7 +102,7 @@ def _store_option(who: str) -> Any:
 
 def _grace_option() -> Any:
     return option(
-        30.0,
+        DEFAULT_GRACE_SECONDS,
         "How long a handoff may wait for admission before it counts as destination_not_started.",
         type=non_negative_float,
         metavar="SECONDS",

@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from importlib import metadata
 from typing import Any
 
 from opentelemetry import trace
@@ -50,7 +51,10 @@ from .stats import stats, swallowed
 
 _log = logging.getLogger(__name__)
 
-__version__ = "0.1.0"
+try:  # the distribution's version, as its build wrote it (pyproject.toml), not a copy
+    __version__ = metadata.version("handoffscope-instrumentation")
+except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
 
 KEYWORDS: dict[str, str] = {
     "status": sc.RUN_STATUS,

@@ -53,7 +53,7 @@ import numpy as np
 import pyarrow as pa
 
 from handoffscope.instrumentation import semconv as sc
-from handoffscope.instrumentation.verdicts import wait_missing
+from handoffscope.instrumentation.verdicts import DEFAULT_GRACE_SECONDS, wait_missing
 
 from ..store import records, statements
 from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
@@ -270,7 +270,7 @@ class HealthEngine:
 
     def __init__(
         self,
-        grace_seconds: float = 30.0,
+        grace_seconds: float = DEFAULT_GRACE_SECONDS,
         retention_days: float = 30.0,
         *,
         max_hot_handoffs: int = MAX_HOT_HANDOFFS,
