@@ -54,6 +54,7 @@ import pyarrow as pa
 
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.verdicts import DEFAULT_GRACE_SECONDS, wait_missing
+from handoffscope.instrumentation.verdicts.explain import rejection_bucket
 
 from ..store import records, statements
 from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
@@ -92,10 +93,6 @@ DAILY_SCHEMA = pa.schema(
     ]
 )
 
-ROUTE_REASON = "route"
-"""The weekly review's reason for `route_rejected` (contract rejections use their own)."""
-
-
 def _run_keys(con: Connection) -> np.ndarray:
     return statements.numpy(con, "engine/all_run_keys")["run_key"]
 
@@ -109,13 +106,7 @@ def daily_key(row: HandoffRecord) -> tuple | None:
     """
     if row.kind == sc.KIND_DELEGATION:
         return None
-    verdict = row.verdict
-    if verdict == sc.ROUTE_REJECTED:
-        reason = ROUTE_REASON
-    elif verdict == sc.CONTRACT_REJECTED:
-        reason = row.rejection_reason or ""
-    else:
-        reason = ""
+    reason = rejection_bucket(row.verdict, row.rejection_reason)
     return (
         row.first_seen_ns // NS_PER_DAY,
         row.service or "",
