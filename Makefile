@@ -64,8 +64,9 @@ test-postgres: setup
 # Frameworks whose pins conflict with constraints.txt run in envs the fixture builds with uv
 # (tests/foreign/framework_envs.py), cached under $$HANDOFFSCOPE_TEST_ENV_CACHE or
 # ~/.cache/handoffscope/test-envs; kept out of `make test` by the foreign_env marker.
+# tests/test_readme_install.py follows the README's install steps in a fresh venv (needs PyPI too).
 test-foreign: setup
-	$(BIN)/pytest -m foreign_env tests/foreign $(FOREIGN_ARGS)
+	$(BIN)/pytest -m foreign_env tests/foreign tests/test_readme_install.py $(FOREIGN_ARGS)
 
 demo: setup
 	$(BIN)/handoffscope demo $(DEMO_ARGS)

@@ -19,8 +19,9 @@ import streamlit as st
 from handoffscope.dashboard import client, layout, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
+# Runs a page; every match is reachable page by page (`?page=`). A comment, not a string:
+# Streamlit's "magic" would draw a bare string above the page's title.
 LIMIT = 200
-"""Runs a page; every match is reachable page by page (`?page=`)."""
 ANY = ""
 STATES = {
     ANY: "Any state",
