@@ -5,7 +5,9 @@ hypothesis draws random evidence for several runs — each fact present, absent 
 contradicting — and the collector receives those spans shuffled, split into random
 batches, partly re-sent (same span ids) and across a restart. Afterwards every handoff's
 and run's stored verdict must equal `classify()` applied to the evidence as the test
-itself merges it from the facts it drew (not through the collector's merge code), and
+itself merges it from the facts it drew (not through the collector's merge code); the
+stored timeline, and the why, next step and six boundaries the query API derives from the
+stored row, must equal what the verdicts package derives from the drawn evidence; and
 the edge rollup must equal a recount of the handoffs from scratch.
 
 The runs carry one handoff each, so loop detection (tested on its own in
@@ -32,8 +34,10 @@ from test_engine import (
     span,
 )
 
+from handoffscope.collector.store.records import handoff_evidence
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import HandoffEvidence, classify, worst
+from handoffscope.instrumentation.verdicts import Timeline, boundaries, handoff_timeline
 
 GRACE = 30.0
 RUNS_PER_EXAMPLE = 6
@@ -246,6 +250,11 @@ def _check(c: Collector, example) -> None:
         if resent:
             c.send(*resent)  # duplicates: the same span ids again, in a batch of their own
 
+        # The stored timeline is the one the verdicts package draws from the evidence.
+        for d in runs:
+            row = c.handoff(d.run_id, "h")
+            stored = Timeline(*(row[k] for k in Timeline._fields))
+            assert stored == handoff_timeline(d.evidence, GRACE), (d.run_id, d.evidence)
         # Now, and past the deadlines still ahead: the stored timeline flips as classify does.
         for now in (time.time_ns(), NOW0 + 700 * S):
             for d in runs:
@@ -253,6 +262,16 @@ def _check(c: Collector, example) -> None:
                 got = c.verdict(d.run_id, "h", now)
                 assert got == want.verdict, (d.run_id, want, d.evidence)
                 assert c.run_verdict(d.run_id, now) == expected_run_verdict(d, want.verdict), d
+                # What the query API explains from the stored row (why, next step, the
+                # six boundaries) is what the drawn evidence explains.
+                merged = handoff_evidence(c.handoff(d.run_id, "h"))
+                said = classify(merged, now_ns=now, grace_seconds=GRACE)
+                assert (said.why, said.next_step, said.failed_boundary) == (
+                    want.why,
+                    want.next_step,
+                    want.failed_boundary,
+                ), d.run_id
+                assert boundaries(merged, said) == boundaries(d.evidence, want), d.run_id
             brute = {tuple(r[:4]): r[4] for r in c.q(BRUTE_EDGES, {"now": now})}
             rolled = {tuple(r[:4]): r[4] for r in c.q(ROLLUP_EDGES, {"now": now})}
             assert rolled == brute
