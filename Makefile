@@ -35,7 +35,7 @@ setup: $(STAMP)
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy instrumentation/src/handoffscope/instrumentation collector/src/handoffscope/collector dashboard/src/handoffscope/dashboard
+	$(BIN)/mypy instrumentation/src/handoffscope/instrumentation collector/src/handoffscope/collector dashboard/src/handoffscope/dashboard src/handoffscope
 
 format: setup
 	$(BIN)/ruff format .

@@ -2,6 +2,7 @@
 
     handoffscope collector ...   OTLP receiver, health engine, store, query API
     handoffscope api ...         the query API alone, over a store the collectors write
+    handoffscope ack ...         acknowledge (silence) an alert through a collector's API
     handoffscope dashboard ...   the Streamlit dashboard (reads the query API)
     handoffscope demo ...        a collector, a dashboard and scripted agent traffic
     handoffscope --version       the installed version of each part
@@ -26,6 +27,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "api": (
         "handoffscope.collector.api_cli",
         "the query API alone over a store the collectors write (no ingest)",
+    ),
+    "ack": (
+        "handoffscope.collector.ack_cli",
+        "acknowledge (silence) a stuck run, a loop or an overdue wait; list or clear them",
     ),
     "dashboard": ("handoffscope.dashboard.cli", "live board, run detail and weekly review"),
     "demo": ("handoffscope.demo", "collector + dashboard + scripted multi-agent traffic"),

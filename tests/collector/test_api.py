@@ -600,4 +600,7 @@ def test_bad_parameters_are_400_and_docs_are_served(collector):
     assert collector.get("/api/v1/runs/" + "x" * 500).status_code == 404
     spec = collector.api("/openapi.json")
     assert spec["openapi"].startswith("3.") and "/api/v1/runs/{run_id}" in spec["paths"]
-    assert "/api/v1/review/weekly" in collector.get("/docs").text
+    docs = collector.get("/docs").text
+    assert "/api/v1/review/weekly" in docs
+    for op in ("GET", "POST", "DELETE"):  # the one write, acknowledging, is on the page too
+        assert f"{op} /api/v1/acknowledgements" in docs

@@ -19,7 +19,18 @@ from handoffscope.collector.query import models
 
 
 def operations(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The GET operations (every path has one)."""
     return {path: item["get"] for path, item in spec["paths"].items()}
+
+
+def writes(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The other operations: acknowledging and clearing (docs/api.md, Acknowledgements)."""
+    return {
+        (method, path): op
+        for path, item in spec["paths"].items()
+        for method, op in item.items()
+        if method != "get"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +42,13 @@ def open_spec(module_collector_factory: Any) -> dict[str, Any]:
 def test_the_document_declares_400_not_422(open_spec: dict[str, Any]) -> None:
     assert open_spec["openapi"].startswith("3.1")
     ops = operations(open_spec)
-    assert len(ops) == 12 and all(p.startswith("/api/v1/") for p in ops)
+    assert len(ops) == 13 and all(p.startswith("/api/v1/") for p in ops)
+    acks = "/api/v1/acknowledgements"
+    assert set(writes(open_spec)) == {("post", acks), ("delete", acks)}
+    for key, op in writes(open_spec).items():
+        assert "422" not in op["responses"] and "400" in op["responses"], key
+    assert set(writes(open_spec)[("post", acks)]["responses"]) == {"201", "400", "404"}
+    assert set(writes(open_spec)[("delete", acks)]["responses"]) == {"204", "400", "404"}
     for path, op in ops.items():
         assert "422" not in op["responses"], path
         if op.get("parameters"):
@@ -96,6 +113,7 @@ def documented_fields(name: str) -> list[str]:
         ("RunSummary", models.RunSummary, {"trace_ids", "conversation_ids"}),
         ("HandoffDetail", models.HandoffDetail, set()),
         ("Notification", models.Notification, set()),
+        ("Acknowledgement", models.Acknowledgement, set()),
     ],
 )
 def test_docs_field_lists_are_the_models(name: str, model: Any, besides: set[str]) -> None:

@@ -296,7 +296,7 @@ def test_engine_tables_have_the_duckdb_columns_in_the_same_order(dsn: str, tmp_p
     same |= {"DATE": "date", "VARCHAR[]": "text[]"}
     tables = ["handoffs", "runs", "waits", "handoff_daily", "services"]
     tables += ["edge_hourly", "edge_runs", "edge_daily", "edge_runs_daily", "spans", "drops"]
-    tables += ["notifications", "meta", "sources"]
+    tables += ["notifications", "meta", "sources", "acknowledgements"]
     for table in tables:
         want = [
             (name, same[kind], null == "YES")
@@ -356,11 +356,14 @@ SAMPLE_PARAMS: dict[str, object] = {
         ],
         1,
     ),
-    **dict.fromkeys(["agent", "q", "service", "state", "verdict"], None),
+    **dict.fromkeys(["agent", "handoff_id", "q", "service", "state", "verdict"], None),
     **dict.fromkeys(
         [
+            "by_name",
             "checkpointed",
             "destination",
+            "event",
+            "note",
             "key",
             "looping",
             "name",

@@ -48,7 +48,7 @@ import random
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -246,7 +246,7 @@ def _work(agent: str, rng: random.Random) -> AIMessage:
     return _call("open_ticket", priority=rng.choice(("p2", "p3")))
 
 
-def _models(turns: dict[str, Iterable[AIMessage]]) -> dict[str, GenericFakeChatModel]:
+def _models(turns: Mapping[str, Iterable[AIMessage]]) -> dict[str, GenericFakeChatModel]:
     # disable_streaming: the fake model drops tool calls when it streams (stream_mode
     # "messages" would make it); a real chat model streams them fine.
     return {

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -281,7 +281,7 @@ async def _approval_overdue(rng: random.Random) -> str:
     return await _approval(rng, OVERDUE_WINDOW_S, decide=False)
 
 
-SCENARIOS: dict[str, Callable[[random.Random], Awaitable[str]]] = {
+SCENARIOS: dict[str, Callable[[random.Random], Coroutine[Any, Any, str]]] = {
     "healthy": _healthy,
     "ping_pong": _ping_pong,
     "approval_decided": _approval_decided,

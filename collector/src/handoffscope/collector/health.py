@@ -6,14 +6,21 @@
 | metric | type | meaning |
 |---|---|---|
 | `handoffscope_runs_in_flight{service}` | gauge | runs with no terminal status, however old their last evidence |
-| `handoffscope_runs_stuck{service}` | gauge | of those, silent for longer than the grace window, with no open wait |
-| `handoffscope_runs_looping{service}` | gauge | runs whose handoffs loop, in flight or last seen in the last `LOOPING_WINDOW_S` (an hour, the Live board's default window): a loop usually ends at its turn limit within seconds |
-| `handoffscope_approvals_overdue{service}` | gauge | open waits past their deadline |
-| `handoffscope_approvals_uncertain{service}` | gauge | open waits missing one of the five wait facts |
+| `handoffscope_runs_stuck{service}` | gauge | of those, silent for longer than the grace window, with no open wait, not acknowledged |
+| `handoffscope_runs_looping{service}` | gauge | runs whose handoffs loop, in flight or last seen in the last `LOOPING_WINDOW_S` (an hour, the Live board's default window): a loop usually ends at its turn limit within seconds; not acknowledged |
+| `handoffscope_approvals_overdue{service}` | gauge | open waits past their deadline, not acknowledged |
+| `handoffscope_approvals_uncertain{service}` | gauge | open waits missing one of the five wait facts, not acknowledged |
 | `handoffscope_approvals_waiting{service}` | gauge | open waits with every fact and a deadline ahead |
 | `handoffscope_handoffs_total{service,from_agent,to_agent,verdict}` | counter | settled handoffs by verdict |
 | `handoffscope_rejections_total{service,reason}` | counter | rejected handoffs by reason (`route` or the contract's rejection reason) |
+| `handoffscope_acknowledged{service,event}` | gauge | active acknowledgements (`run_stuck`, `run_looping`, `approval_overdue`) |
 | `handoffscope_health_age_seconds` | gauge | how old the figures above are (they are cached) |
+
+The alert gauges (stuck, looping, overdue, uncertain) leave out what an operator acknowledged
+(docs/alerts.md, "Acknowledge and silence"), so a Prometheus rule stops firing for it
+while someone has it in hand; the Live board's tiles still count everything and say how
+many are acknowledged. `handoffscope_acknowledged` has a sample for every labelled service
+and event, zeros included.
 
 Every figure comes from the derived tables through the same SQL shape as the query API
 (`health_runs.sql` is `live_runs.sql` counted, `health_waits.sql` is `approvals.sql`
@@ -46,6 +53,7 @@ from typing import Any
 
 from handoffscope.instrumentation import semconv as sc
 
+from .query.api import acknowledged_counts
 from .store import statements
 
 log = logging.getLogger(__name__)
@@ -64,10 +72,13 @@ REJECTION_REASONS = (ROUTE_REASON, *sc.REJECTION_REASONS)
 
 GAUGES = {
     "runs_in_flight": "Runs with no terminal status, however old their last evidence.",
-    "runs_stuck": "Runs in flight silent for longer than the grace window, with no open wait.",
-    "runs_looping": "Runs whose handoffs loop, in flight or last seen in the last hour.",
-    "approvals_overdue": "Open waits past their deadline.",
-    "approvals_uncertain": "Open waits missing an owner, reason, future deadline, resume token or persisted state.",
+    "runs_stuck": "Runs in flight silent for longer than the grace window, with no open wait, "
+    "not acknowledged.",
+    "runs_looping": "Runs whose handoffs loop, in flight or last seen in the last hour, "
+    "not acknowledged.",
+    "approvals_overdue": "Open waits past their deadline, not acknowledged.",
+    "approvals_uncertain": "Open waits missing an owner, reason, future deadline, resume token "
+    "or persisted state, not acknowledged.",
     "approvals_waiting": "Open waits with every fact present and a deadline ahead.",
 }
 WAIT_GAUGES = {
@@ -75,8 +86,19 @@ WAIT_GAUGES = {
     sc.WAIT_UNCERTAIN: "approvals_uncertain",
     sc.WAITING_ON_APPROVAL: "approvals_waiting",
 }
+ACKNOWLEDGED_GAUGES = {
+    sc.NOTIFY_RUN_STUCK: "runs_stuck",
+    sc.NOTIFY_RUN_LOOPING: "runs_looping",
+    sc.NOTIFY_APPROVAL_OVERDUE: "approvals_overdue",
+    sc.NOTIFY_WAIT_UNCERTAIN: "approvals_uncertain",
+}
+"""The gauges that leave acknowledged items out, by the event silenced (an uncertain
+wait's `wait_uncertain` is silenced by its `approval_overdue` acknowledgement)."""
+ACK_EVENTS = (sc.NOTIFY_RUN_STUCK, sc.NOTIFY_RUN_LOOPING, sc.NOTIFY_APPROVAL_OVERDUE)
+"""The `event` label of `handoffscope_acknowledged`: what an acknowledgement names."""
 FAMILIES = (
     *(f"handoffscope_{g}" for g in GAUGES),
+    "handoffscope_acknowledged",
     "handoffscope_handoffs_total",
     "handoffscope_rejections_total",
     "handoffscope_health_age_seconds",
@@ -186,6 +208,13 @@ class HealthMetrics:
                 },
             )
             waits = statements.rows(cur, "query/health_waits", {"now": now, "since": now})
+            acked = acknowledged_counts(
+                cur,
+                now,
+                looped_since=now - LOOPING_WINDOW_S * NS,
+                stuck_before=now - self.grace_ns,
+            )
+            active = statements.rows(cur, "ack/active_acknowledgements", {"now": now})
             handoffs = statements.rows(cur, "query/health_handoffs", {"now": now})
             rejections = statements.rows(cur, "query/health_rejections")
         finally:
@@ -214,6 +243,11 @@ class HealthMetrics:
             gauge = WAIT_GAUGES.get(verdict)
             if gauge is not None:
                 gauges[gauge][self._service(service)] += n
+        for (service, event), n in acked.items():
+            gauges[ACKNOWLEDGED_GAUGES[event]][self._service(service)] -= n
+        acknowledged: dict[tuple[str, str], int] = defaultdict(int)
+        for _event, _run, _handoff, service, *_rest in active:
+            acknowledged[(self._service(service), _event)] += 1
 
         handoff_totals: dict[tuple[str, str, str, str], int] = defaultdict(int)
         for service, f, t, verdict, n in handoffs:
@@ -233,6 +267,16 @@ class HealthMetrics:
             full = f"handoffscope_{gauge}"
             out += [f"# HELP {full} {help_}", f"# TYPE {full} gauge"]
             out += [f"{full}{{{_labels(service=s)}}} {gauges[gauge].get(s, 0)}" for s in services]
+        full = "handoffscope_acknowledged"
+        out += [
+            f"# HELP {full} Active acknowledgements (silences) by service and event.",
+            f"# TYPE {full} gauge",
+        ]
+        out += [
+            f"{full}{{{_labels(service=s, event=e)}}} {acknowledged.get((s, e), 0)}"
+            for s in services
+            for e in ACK_EVENTS
+        ]
         full = "handoffscope_handoffs_total"
         out += [
             f"# HELP {full} Settled handoffs by service, edge (busiest; others summed) and verdict.",

@@ -540,3 +540,8 @@ NOTIFY_EVENTS: Final = (
     NOTIFY_RUN_LOOPING,
     NOTIFY_RUN_STUCK,
 )
+
+ACK_NOTES: Final = ("investigating", "known_issue", "expected", "mitigated", "false_alarm")
+"""Why an operator acknowledged (silenced) a stuck run, a loop or an overdue wait: the
+`note` of an acknowledgement (docs/alerts.md, "Acknowledge and silence"). A closed set of
+codes, never free text, so an acknowledgement holds no content."""

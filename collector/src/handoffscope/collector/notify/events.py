@@ -17,6 +17,12 @@ Only fresh events are found (`max_age_seconds`, `--notify-max-age-seconds`): wha
 happened before the notifier could have seen it — backfilled history, a restart after an
 outage — pages nobody; the dashboard still shows it.
 
+An acknowledged target is not found while its acknowledgement is active (both queries
+leave out what the `acknowledgements` table silences at `now`: a run's `run_stuck` or
+`run_looping`, a wait's `approval_overdue` and `wait_uncertain`), so it is not recorded
+either: when the acknowledgement expires or is cleared, an event still fresh is found and
+sent then (docs/alerts.md, "Acknowledge and silence").
+
 The key is what makes "sent once": the notifier remembers every key it has handled.
 Which events a wait makes depends on its evidence only, never on when the notifier
 happened to look: a wait already past its deadline when first seen still tells its

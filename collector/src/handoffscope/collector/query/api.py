@@ -60,7 +60,7 @@ from ..store.records import handoff_evidence, run_key
 from ..store.spans import ATTRIBUTE_COLUMNS
 from . import models as m
 from . import openapi
-from .params import INT64_MAX, INT64_MIN, NS, BadParam
+from .params import INT64_MAX, INT64_MIN, NS, BadParam, parse_time
 from .path_summary import summarise
 from .sources import fold, translator_infos
 
@@ -86,6 +86,10 @@ NS_PER_HOUR = 3600 * NS
 NS_PER_DAY = 24 * NS_PER_HOUR
 EDGE_RUNS = 20
 ROUTE_REASON = "route"
+ACK_RECENT_LIMIT = 200
+"""GET /api/v1/acknowledgements?active=false lists this many, newest first."""
+ACK_READ_ONLY = "acknowledge through a collector: this process serves the query API read-only"
+RUN_EVENTS = (sc.NOTIFY_RUN_STUCK, sc.NOTIFY_RUN_LOOPING)
 
 
 # --- small helpers ----------------------------------------------------------------------
@@ -267,8 +271,95 @@ def notifications_by_run(cur, run_ids: list[str]) -> dict[str, list[m.Notificati
     return out
 
 
+# --- acknowledgements ----------------------------------------------------------------------
+
+
+def acknowledgement(row: dict[str, Any], now: int) -> m.Acknowledgement:
+    """An acknowledgements row (ack/*.sql) as the API's model, `active` judged at `now`."""
+    return m.Acknowledgement(
+        event=row["event"],
+        run_id=row["run_id"],
+        handoff_id=row["handoff_id"],
+        service=row["service"],
+        by=row["by_name"],
+        note=row["note"],
+        created=iso(row["created_ns"]),
+        until=iso(row["until_ns"]),
+        cleared=iso(row["cleared_ns"]),
+        active=row["cleared_ns"] is None and row["until_ns"] > now,
+    )
+
+
+class ActiveAcks:
+    """Every acknowledgement active at `now`, by target: what the answers attach to their
+    runs, loops and waits. One small read per request (`ack/active_acknowledgements.sql`:
+    a handful of hand-made rows), instead of a join in every list query."""
+
+    def __init__(self, cur: Any, now: int) -> None:
+        self.by_target: dict[tuple[str, str, str | None], m.Acknowledgement] = {}
+        self.by_run: dict[str, list[m.Acknowledgement]] = defaultdict(list)
+        for r in statements.dicts(cur, "ack/active_acknowledgements", {"now": now}):
+            target = (r["event"], r["run_id"], r["handoff_id"])
+            if target in self.by_target:
+                continue  # newest first: a replaced one racing its replacement
+            ack = acknowledgement(r, now)
+            self.by_target[target] = ack
+            self.by_run[r["run_id"]].append(ack)
+
+    def of(
+        self, event: str, run_id: str, handoff_id: str | None = None
+    ) -> m.Acknowledgement | None:
+        return self.by_target.get((event, run_id, handoff_id))
+
+    def of_run(self, run_id: str, *, loop: bool, stuck: bool) -> m.Acknowledgement | None:
+        """A run's one `acknowledgement` in a list: of what it is on fire for (its loop
+        first, then its being stuck), else whichever run-level one it has."""
+        if loop and (ack := self.of(sc.NOTIFY_RUN_LOOPING, run_id)):
+            return ack
+        if stuck and (ack := self.of(sc.NOTIFY_RUN_STUCK, run_id)):
+            return ack
+        return self.of(sc.NOTIFY_RUN_LOOPING, run_id) or self.of(sc.NOTIFY_RUN_STUCK, run_id)
+
+    def of_wait(self, run_id: str, handoff_id: str | None) -> m.Acknowledgement | None:
+        return self.of(sc.NOTIFY_APPROVAL_OVERDUE, run_id, handoff_id) if handoff_id else None
+
+
+def acknowledged_counts(
+    cur: Any,
+    now: int,
+    *,
+    looped_since: int,
+    stuck_before: int,
+    service: str | None = None,
+) -> dict[tuple[str | None, str], int]:
+    """Of the stuck runs, looping runs, overdue and uncertain waits the gauges and tiles
+    count, how many have an active acknowledgement, per (service, event)
+    (`ack/acknowledged_counts.sql`; an uncertain wait's event is `wait_uncertain`, silenced
+    by its `approval_overdue` acknowledgement)."""
+    out: dict[tuple[str | None, str], int] = defaultdict(int)
+    params = {
+        "now": now,
+        "looped_since": looped_since,
+        "stuck_before": stuck_before,
+        "started": sc.RUN_STATUS_STARTED,
+        "service": service,
+        "stuck": sc.NOTIFY_RUN_STUCK,
+        "looping": sc.NOTIFY_RUN_LOOPING,
+        "overdue": sc.NOTIFY_APPROVAL_OVERDUE,
+        "overdue_verdict": sc.APPROVAL_OVERDUE,
+        "uncertain": sc.NOTIFY_WAIT_UNCERTAIN,
+        "uncertain_verdict": sc.WAIT_UNCERTAIN,
+    }
+    for r in statements.dicts(cur, "ack/acknowledged_counts", params):
+        out[(r["service"], r["event"])] += int(r["n"])
+    return out
+
+
 def approval(
-    row: dict[str, Any], now: int, notified: dict[str, list[m.Notification]] | None = None
+    row: dict[str, Any],
+    now: int,
+    notified: dict[str, list[m.Notification]] | None = None,
+    acks: ActiveAcks | None = None,
 ) -> m.Approval:
     verdict = row["verdict_now"]
     notifications = [
@@ -292,6 +383,7 @@ def approval(
         decision=row["decision"],
         checkpointed_at=iso(row["checkpointed_ns"]),
         notifications=notifications,
+        acknowledgement=acks.of_wait(row["run_id"], row["handoff_id"]) if acks else None,
     )
 
 
@@ -445,6 +537,10 @@ class QueryAPI:
         self.grace = float(getattr(settings, "grace_seconds", 30.0))
         self.handoff_cap = int(getattr(settings, "max_handoffs_per_run", 0) or 0)
         self.auth = bool(getattr(settings, "token", ""))
+        self.retention_days = float(getattr(settings, "retention_days", 0) or 0)
+        # Acknowledgements are the API's only write: served by a collector, which owns
+        # the store; `handoffscope api` (no engine, a read-only store) answers 405.
+        self.writable = engine is not None and not getattr(store, "read_only", False)
 
     @contextmanager
     def cursor(self) -> Iterator[Any]:
@@ -531,6 +627,7 @@ class QueryAPI:
                         cur, "run_ids", {"lo": min(lows), "run_ids": [r["run_id"] for r in rows]}
                     )
                 }
+        acks = ActiveAcks(cur, now)
         out = []
         for r in rows:
             extra: dict[str, Any] = {}
@@ -547,6 +644,9 @@ class QueryAPI:
                     in_flight=bool(r["in_flight"]),
                     stuck=bool(r["stuck"]),
                     seconds_since_last_activity=_seconds(now, r["last_activity_ns"]),
+                    acknowledgement=acks.of_run(
+                        r["run_id"], loop=bool(r["loop"]), stuck=bool(r["stuck"])
+                    ),
                     **extra,
                 )
             )
@@ -574,6 +674,7 @@ class QueryAPI:
         first_failure = _rows(cur, "run_first_failure", {**window, "verdict": verdict})
         waits = _rows(cur, "run_waits", {**key, "now": now})
         notified = notifications_by_run(cur, [run_id])
+        acks = ActiveAcks(cur, now)
         spans: list[dict[str, Any]] = []
         outcome_spans: list[dict[str, Any]] = []
         spans_total = 0
@@ -623,8 +724,9 @@ class QueryAPI:
                 )
                 for s in outcome_spans
             ],
-            waits=[approval(w, now, notified) for w in waits],
+            waits=[approval(w, now, notified, acks) for w in waits],
             notifications=notified.get(run_id, []),
+            acknowledgements=acks.by_run.get(run_id, []),
             handoffs=[handoff_detail(h, now, grace) for h in handoffs],
             handoffs_total=handoffs_total,
             handoffs_offset=p.handoffs_offset,
@@ -693,6 +795,7 @@ class QueryAPI:
         return m.Edges(edges=edges)
 
     def loops(self, cur, now: int, p: m.ListParams) -> m.Loops:
+        acks = ActiveAcks(cur, now)
         return m.Loops(
             loops=[
                 m.Loop(
@@ -703,6 +806,7 @@ class QueryAPI:
                     turns=r["turns"],
                     status=r["status"],
                     last_seen_at=iso(r["last_seen_ns"]),
+                    acknowledgement=acks.of(sc.NOTIFY_RUN_LOOPING, r["run_id"]),
                 )
                 for r in _rows(cur, "loops", self._list_params(p, now))
             ]
@@ -718,11 +822,12 @@ class QueryAPI:
         }
         rows = _rows(cur, "approvals", params)
         notified = notifications_by_run(cur, list({r["run_id"] for r in rows}))
+        acks = ActiveAcks(cur, now)
         counts, _new = wait_counts(cur, now, now, p.service)
         return m.Approvals(
             total=sum(counts.values()),
             counts=counts,
-            approvals=[approval(r, now, notified) for r in rows],
+            approvals=[approval(r, now, notified, acks) for r in rows],
         )
 
     def false_completions(self, cur, now: int, p: m.ListParams) -> m.FalseCompletions:
@@ -746,6 +851,7 @@ class QueryAPI:
     def live(self, cur, now: int, p: m.LiveParams) -> m.Live:
         service, window, grace = p.service, p.window, self.grace
         since = now - window * NS
+        acks = ActiveAcks(cur, now)
         runs = []
         for r in _rows(
             cur,
@@ -770,6 +876,9 @@ class QueryAPI:
                     stuck=bool(r["stuck"]),
                     loop=bool(r["loop"]),
                     pending_approvals=r["pending_approvals"],
+                    acknowledgement=acks.of_run(
+                        r["run_id"], loop=bool(r["loop"]), stuck=bool(r["stuck"])
+                    ),
                 )
             )
         counts: dict[str, int] = defaultdict(int)
@@ -798,6 +907,17 @@ class QueryAPI:
         waits, waits_new = wait_counts(cur, now, since, service)
         window_params = {"since": since, "until": INT64_MAX, "service": service}
         before = {"since": since - window * NS, "until": since, "service": service}
+        # Of each tile's count, the acknowledged ones (the tile still counts them all, so
+        # the board and the lists agree: "3 looping · 1 acknowledged").
+        acked: dict[str, int] = defaultdict(int)
+        for (_service, event), n in acknowledged_counts(
+            cur,
+            now,
+            looped_since=since,
+            stuck_before=now - int(grace * NS),
+            service=service,
+        ).items():
+            acked[event] += n
         board = m.Board(
             stuck=m.Tile(count=rc["stuck"], new_in_window=rc["stuck_new"]),
             looping=m.LoopTile(
@@ -813,6 +933,9 @@ class QueryAPI:
                 count=false_completion_count(cur, window_params),
                 previous_window=false_completion_count(cur, before),
             ),
+            stuck_acknowledged=acked[sc.NOTIFY_RUN_STUCK],
+            looping_acknowledged=acked[sc.NOTIFY_RUN_LOOPING],
+            overdue_acknowledged=acked[sc.NOTIFY_APPROVAL_OVERDUE],
         )
         return m.Live(
             now=iso(now) or "",
@@ -847,6 +970,75 @@ class QueryAPI:
             sources=fold(_rows(cur, "sources", {}), SOURCE_LABELS, iso),
             translators=translator_infos(SOURCES),
         )
+
+    # --- acknowledgements ----------------------------------------------------------------
+
+    def acknowledgements(self, cur, now: int, p: m.AcknowledgementsParams) -> m.Acknowledgements:
+        if p.active:
+            rows = statements.dicts(cur, "ack/active_acknowledgements", {"now": now})
+        else:
+            rows = statements.dicts(cur, "ack/recent_acknowledgements", {"limit": ACK_RECENT_LIMIT})
+        return m.Acknowledgements(acknowledgements=[acknowledgement(r, now) for r in rows])
+
+    def acknowledge(self, cur, now: int, body: m.AcknowledgementRequest) -> Response:
+        """Store one acknowledgement (replacing the target's active one); 201 with it, or
+        400 naming the field that is wrong, or 404 for a run the store does not hold."""
+        handoff_id = body.handoff_id
+        if body.event == sc.NOTIFY_APPROVAL_OVERDUE and handoff_id is None:
+            return _error(400, "handoff_id: required for approval_overdue (the wait's handoff.id)")
+        if body.event in RUN_EVENTS and handoff_id is not None:
+            return _error(400, f"handoff_id: not accepted for {body.event} (a run-level event)")
+        if (body.until is None) == (body.for_seconds is None):
+            return _error(400, "until / for_seconds: give exactly one of them")
+        if body.until is not None:
+            try:
+                until = parse_time("until", body.until)
+            except BadParam as exc:
+                return _error(400, str(exc))
+            assert until is not None
+            if until <= now:
+                return _error(400, f"until: {body.until!r} is not in the future")
+            if until - now > m.ACK_MAX_SECONDS * NS:
+                return _error(400, f"until: {body.until!r} is more than 30 days ahead")
+        else:
+            assert body.for_seconds is not None
+            until = now + body.for_seconds * NS
+        found = statements.dicts(
+            cur, "ack/run_service", {"run_id": body.run_id, "run_key": run_key(body.run_id)}
+        )
+        if not found:
+            return _error(404, f"run_id: no run {body.run_id[:140]!r}")
+        target = {"event": body.event, "run_id": body.run_id, "handoff_id": handoff_id}
+        row = {
+            **target,
+            "service": found[0]["service"],
+            "by_name": body.by,
+            "note": body.note,
+            "now": now,
+            "until": until,
+        }
+        # One active per target: the one it replaces ends now and stays as history.
+        statements.rows(cur, "ack/clear_acknowledgement", {**target, "now": now})
+        statements.run(cur, "ack/insert_acknowledgement", row)
+        if self.retention_days:
+            cutoff = now - int(self.retention_days * 86400 * NS)
+            statements.run(cur, "ack/expire_acknowledgements", {"cutoff": cutoff})
+        log.info("acknowledged %s of run %r until %s", body.event, body.run_id[:140], iso(until))
+        stored = acknowledgement(
+            {**row, "created_ns": now, "until_ns": until, "cleared_ns": None}, now
+        )
+        return Response(stored.model_dump_json(), status_code=201, media_type="application/json")
+
+    def clear(self, cur, now: int, p: m.ClearParams) -> Response:
+        if p.event == sc.NOTIFY_APPROVAL_OVERDUE and p.handoff_id is None:
+            return _error(400, "handoff_id: required for approval_overdue (the wait's handoff.id)")
+        if p.event in RUN_EVENTS and p.handoff_id is not None:
+            return _error(400, f"handoff_id: not accepted for {p.event} (a run-level event)")
+        target = {"event": p.event, "run_id": p.run_id, "handoff_id": p.handoff_id}
+        if not statements.rows(cur, "ack/clear_acknowledgement", {**target, "now": now}):
+            return _error(404, f"no active {p.event} acknowledgement of run {p.run_id[:140]!r}")
+        log.info("acknowledgement of %s of run %r cleared", p.event, p.run_id[:140])
+        return Response(status_code=204)
 
     # --- the routes ------------------------------------------------------------------------
 
@@ -991,7 +1183,73 @@ class QueryAPI:
         def sources() -> Response:
             return self.answer(self.sources)
 
+        @get(
+            "/acknowledgements",
+            m.Acknowledgements,
+            "Acknowledgements",
+            "Operators' acknowledgements of stuck runs, loops and overdue waits: the active "
+            "ones, or (active=false) the last 200 made, newest first.",
+        )
+        def acknowledgements(p: Annotated[m.AcknowledgementsParams, Query()]) -> Response:
+            return self.answer(self.acknowledgements, p)
+
+        self._ack_writes(router, bad)
         return router
+
+    def _ack_writes(self, router: APIRouter, bad: dict[Any, Any]) -> None:
+        """POST and DELETE /acknowledgements: the API's only writes. A process that serves
+        the store read-only (`handoffscope api`) answers both 405 with where to go instead,
+        before reading the body, so a client can probe with an empty one."""
+        path = "/acknowledgements"
+        missing = {"model": m.Error, "description": "No such run / no active acknowledgement."}
+        read_only = {"model": m.Error, "description": ACK_READ_ONLY}
+        post: dict[str, Any] = dict(
+            methods=["POST"],
+            summary="Acknowledge",
+            operation_id="acknowledge",
+            description="Silence a stuck run, a loop or an overdue wait until a time: the "
+            "notifier does not send its event and /metrics' gauges leave it out while the "
+            "acknowledgement is active. Replaces the target's active one.",
+        )
+        delete: dict[str, Any] = dict(
+            methods=["DELETE"],
+            summary="Clear acknowledgement",
+            operation_id="clear_acknowledgement",
+            description="End the target's active acknowledgement now (kept as history).",
+        )
+        if not self.writable:
+
+            def refuse() -> Response:
+                return _error(405, ACK_READ_ONLY)
+
+            for kw in (post, delete):
+                router.add_api_route(
+                    path, refuse, status_code=405, responses={405: read_only}, **kw
+                )
+            return
+
+        def acknowledge(body: m.AcknowledgementRequest) -> Response:
+            return self.answer(self.acknowledge, body)
+
+        def clear(p: Annotated[m.ClearParams, Query()]) -> Response:
+            return self.answer(self.clear, p)
+
+        router.add_api_route(
+            path,
+            acknowledge,
+            response_model=m.Acknowledgement,
+            status_code=201,
+            responses={**bad, 404: missing},
+            **post,
+        )
+        router.add_api_route(
+            path,
+            clear,
+            status_code=204,
+            response_class=Response,
+            responses={**bad, 204: {"description": "Cleared."}, 404: missing},
+            **delete,
+        )
 
 
 async def bad_param(request: Request, exc: Exception) -> Response:

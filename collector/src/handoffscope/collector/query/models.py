@@ -35,6 +35,8 @@ from .params import (
     MAX_WINDOW_SECONDS,
     RUN_HANDOFFS_DEFAULT,
     RUN_SPANS_DEFAULT,
+    BadParam,
+    Checked,
     Flag,
     Limit,
     PageLimit,
@@ -54,7 +56,36 @@ NOTIFICATION_STATUSES = ("pending", "sent", "failed")
 """notify/delivery.py's PENDING, SENT, FAILED (it imports the query API, so not the other
 way round; tests/collector/test_api_models.py keeps them equal)."""
 APPROVAL_VERDICTS = (sc.APPROVAL_OVERDUE, sc.WAIT_UNCERTAIN, sc.WAITING_ON_APPROVAL)
+ACK_EVENTS = (sc.NOTIFY_RUN_STUCK, sc.NOTIFY_RUN_LOOPING, sc.NOTIFY_APPROVAL_OVERDUE)
+"""What an operator can acknowledge (docs/api.md, Acknowledgements): the notification
+events of a target that stays on fire until it ends."""
+ACK_BY_PATTERN = r"^[A-Za-z0-9_.@+ -]+$"
+"""`by`: a person's handle or e-mail — an identity, never content; no control character."""
+ACK_BY_MAX = 64
+ACK_MIN_SECONDS = 60
+ACK_MAX_SECONDS = 30 * 86_400
+"""An acknowledgement lasts from a minute to 30 days: it always ends, so a forgotten one
+cannot silence a target for good."""
 FAILED_BOUNDARIES = (*sc.BOUNDARIES, sc.BOUNDARY_PROGRESS, sc.BOUNDARY_WAIT, sc.BOUNDARY_RUN)
+
+
+ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
+"""An id on the wire (semconv.check_value): 1 to 128 characters, none of them a control."""
+_ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": sc.MAX_ID_LEN, "pattern": ID_PATTERN}
+
+
+def _required_id(name: str, raw: str) -> str:
+    if sc.check_value(sc.ATTRIBUTES[sc.RUN_ID], raw) is None:
+        raise BadParam(
+            f"{name}: expected an id of 1 to {sc.MAX_ID_LEN} characters without control "
+            f"characters, got {raw[:140]!r}"
+        )
+    return raw
+
+
+def _optional_id(name: str, raw: str) -> str | None:
+    # Empty is absent: HTTP clients write a None parameter as `handoff_id=`.
+    return _required_id(name, raw) if raw else None
 
 
 class OneOf:
@@ -215,6 +246,22 @@ class LiveParams(ServiceParams):
     )
 
 
+class AcknowledgementsParams(Query):
+    active: Flag = Field(
+        True,
+        description="true: the active acknowledgements; false: the last 200 made, "
+        "expired and cleared too, newest first.",
+    )
+
+
+class ClearParams(Query):
+    event: Annotated[str, choice(ACK_EVENTS)] = Field(description="The acknowledged event.")
+    run_id: Annotated[str, Checked(_required_id, _ID_SCHEMA)] = Field(description="handoff.run_id")
+    handoff_id: Annotated[str | None, Checked(_optional_id, _ID_SCHEMA)] = Field(
+        None, description="The wait's handoff.id (approval_overdue only)."
+    )
+
+
 class WeeklyParams(ServiceParams):
     weeks: Annotated[int, integer(1, MAX_WEEKS)] = Field(
         8, description="ISO weeks back, this one included (default 8)."
@@ -245,6 +292,27 @@ class Notification(Answer):
     sent_at: IsoTime = Field(description="When the destination answered 2xx.")
 
 
+class Acknowledgement(Answer):
+    """An operator's acknowledgement of a stuck run, a loop or an overdue wait."""
+
+    event: Annotated[str, OneOf(ACK_EVENTS)]
+    run_id: str
+    handoff_id: str | None = Field(description="The wait's handoff (approval_overdue only).")
+    service: str | None
+    by: str = Field(description="Who acknowledged: a handle or e-mail.")
+    note: Annotated[str, OneOf(sc.ACK_NOTES)]
+    created: IsoTime
+    until: IsoTime
+    cleared: IsoTime = Field(description="When it was cleared (or replaced) before `until`.")
+    active: bool = Field(description="`until` is ahead and it was not cleared.")
+
+
+AckOrNone = Annotated[
+    Acknowledgement | None,
+    Field(description="The target's active acknowledgement (GET /api/v1/acknowledgements)."),
+]
+
+
 class Approval(Answer):
     """An open or expired wait, run-level (`handoff_id` null) or handoff-level."""
 
@@ -269,6 +337,7 @@ class Approval(Answer):
     decision: str | None
     checkpointed_at: IsoTime
     notifications: list[Notification]
+    acknowledgement: AckOrNone = None
 
 
 class Handoff(Answer):
@@ -363,6 +432,7 @@ class RunSummary(RunFacts):
     in_flight: bool
     stuck: bool
     seconds_since_last_activity: float | None
+    acknowledgement: AckOrNone = None
     trace_ids: list[str] = Field(default_factory=list, description="With ids=true only.")
     conversation_ids: list[str] = Field(default_factory=list, description="With ids=true only.")
 
@@ -428,6 +498,10 @@ class RunDetail(RunFacts):
     outcomes: list[Outcome]
     waits: list[Approval]
     notifications: list[Notification]
+    acknowledgements: list[Acknowledgement] = Field(
+        default_factory=list,
+        description="The run's active acknowledgements (its loop, its being stuck, its waits).",
+    )
     handoffs: list[HandoffDetail]
     handoffs_total: int
     handoffs_offset: int
@@ -458,6 +532,7 @@ class Loop(Answer):
     turns: int | None
     status: str | None
     last_seen_at: IsoTime
+    acknowledgement: AckOrNone = None
 
 
 class FalseCompletion(Answer):
@@ -494,6 +569,11 @@ class Board(Answer):
     looping: LoopTile
     approvals_overdue: Tile
     false_complete: FalseCompleteTile
+    stuck_acknowledged: int = Field(0, description="Of `stuck.count`, the acknowledged runs.")
+    looping_acknowledged: int = Field(0, description="Of `looping.count`, the acknowledged runs.")
+    overdue_acknowledged: int = Field(
+        0, description="Of `approvals_overdue.count`, the acknowledged waits."
+    )
 
 
 class InFlightRun(Answer):
@@ -507,6 +587,7 @@ class InFlightRun(Answer):
     stuck: bool
     loop: bool
     pending_approvals: int
+    acknowledgement: AckOrNone = None
 
 
 class Minute(Answer):
@@ -651,6 +732,38 @@ class Weekly(Answer):
 
 class Drops(Answer):
     drops: list[Drop]
+
+
+class Acknowledgements(Answer):
+    acknowledgements: list[Acknowledgement]
+
+
+class AcknowledgementRequest(BaseModel):
+    """The body of POST /api/v1/acknowledgements (docs/api.md, Acknowledgements). The
+    field rules are here; the rules across fields (exactly one of `until` / `for_seconds`,
+    `until` ahead, `handoff_id` with approval_overdue only) are `api.QueryAPI.acknowledge`'s."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    event: Annotated[str, OneOf(ACK_EVENTS)]
+    run_id: Annotated[str, Field(min_length=1, max_length=sc.MAX_ID_LEN, pattern=ID_PATTERN)]
+    handoff_id: Annotated[
+        str | None, Field(min_length=1, max_length=sc.MAX_ID_LEN, pattern=ID_PATTERN)
+    ] = Field(None, description="Required for approval_overdue, refused for the run events.")
+    by: Annotated[str, Field(min_length=1, max_length=ACK_BY_MAX, pattern=ACK_BY_PATTERN)] = Field(
+        description="Who acknowledges: a handle or e-mail (an identity, not content)."
+    )
+    until: Annotated[str | None, Field(max_length=64)] = Field(
+        None,
+        description="ISO-8601 UTC time it ends, ahead and at most 30 days away "
+        "(exactly one of `until` / `for_seconds`).",
+    )
+    for_seconds: Annotated[
+        int | None, Field(ge=ACK_MIN_SECONDS, le=ACK_MAX_SECONDS, strict=True)
+    ] = Field(None, description="How long it lasts, 60 s to 30 days.")
+    note: Annotated[str, OneOf(sc.ACK_NOTES)] = Field(
+        sc.ACK_NOTES[0], description="Why, as a code (default investigating)."
+    )
 
 
 class Sources(Answer):

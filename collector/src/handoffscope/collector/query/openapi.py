@@ -76,22 +76,30 @@ def render_docs(spec: dict[str, Any]) -> str:
         "<p>Machine-readable: <a href='/openapi.json'>/openapi.json</a> (OpenAPI 3.1).</p>",
     ]
     for path, item in spec["paths"].items():
-        op = item["get"]
-        parts.append(
-            f"<h2><code>GET {e(path)}</code></h2><p>{e(op.get('description', op['summary']))}</p>"
-        )
-        rows = [
-            f"<tr><td><code>{e(p['name'])}</code></td><td>{e(p['in'])}</td>"
-            f"<td>{e(p.get('description', ''))}</td></tr>"
-            for p in op.get("parameters", [])
-        ]
-        if rows:
+        for method in ("get", "post", "delete"):
+            op = item.get(method)
+            if op is None:
+                continue
             parts.append(
-                "<table><tr><th>parameter</th><th>in</th><th>meaning</th></tr>"
-                + "".join(rows)
-                + "</table>"
+                f"<h2><code>{method.upper()} {e(path)}</code></h2>"
+                f"<p>{e(op.get('description', op['summary']))}</p>"
             )
-        codes = ", ".join(f"{c} {e(r['description'])}" for c, r in op["responses"].items())
-        parts.append(f"<p><small>Answers: {codes}</small></p>")
+            rows = [
+                f"<tr><td><code>{e(p['name'])}</code></td><td>{e(p['in'])}</td>"
+                f"<td>{e(p.get('description', ''))}</td></tr>"
+                for p in op.get("parameters", [])
+            ]
+            if "requestBody" in op:
+                rows.append(
+                    "<tr><td><i>JSON body</i></td><td>body</td><td>see /openapi.json</td></tr>"
+                )
+            if rows:
+                parts.append(
+                    "<table><tr><th>parameter</th><th>in</th><th>meaning</th></tr>"
+                    + "".join(rows)
+                    + "</table>"
+                )
+            codes = ", ".join(f"{c} {e(r['description'])}" for c, r in op["responses"].items())
+            parts.append(f"<p><small>Answers: {codes}</small></p>")
     parts.append("</body></html>")
     return "".join(parts)

@@ -9,6 +9,9 @@
 -- became stuck before then (silent since before $stuck_fresh_since = $fresh_since − the
 -- stuck delay), is history — backfill, or a run the notifier never saw while it was
 -- down — and pages nobody (--notify-max-age-seconds; $fresh_since is 0 for no bound).
+-- Acknowledged targets are left out while the acknowledgement is active (docs/alerts.md,
+-- "Acknowledge and silence"): not found, so not recorded either, and an event still fresh
+-- when the acknowledgement expires or is cleared is found and sent then.
 WITH r AS (
     SELECT
         run_id, service, current_agent, status, loop, loop_cycle, pending_approvals, last_seen_ns,
@@ -44,5 +47,13 @@ ANTI JOIN notifications n
     ON n.event = e.event
    AND n.run_id = e.run_id
    AND n.handoff_id IS NULL
+WHERE NOT EXISTS (
+    SELECT 1 FROM acknowledgements a
+    WHERE a.event = e.event
+      AND a.run_id = e.run_id
+      AND a.handoff_id IS NULL
+      AND a.cleared_ns IS NULL
+      AND a.until_ns > $now
+)
 ORDER BY e.last_activity_ns, e.run_id, e.event
 LIMIT $limit;

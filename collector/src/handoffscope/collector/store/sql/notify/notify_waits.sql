@@ -9,6 +9,11 @@
 -- Fresh events only (--notify-max-age-seconds): a wait checkpointed before $fresh_since
 -- tells nobody it exists (history, backfill), and an overdue one escalates only when its
 -- deadline passed since then; $fresh_since is 0 for no bound.
+-- Acknowledged waits are left out while the acknowledgement is active (docs/alerts.md,
+-- "Acknowledge and silence"): an `approval_overdue` acknowledgement silences that wait's
+-- $overdue and $uncertain events (not its $checkpointed one, which only tells the owner it
+-- exists). Not found, so not recorded either: an event still fresh when the
+-- acknowledgement expires or is cleared is found and sent then.
 WITH w AS (
     SELECT
         run_id, handoff_id, service, from_agent, to_agent, owner, reason, deadline_ns,
@@ -40,5 +45,14 @@ ANTI JOIN notifications n
     ON n.event = e.event
    AND n.run_id = e.run_id
    AND n.handoff_id IS NOT DISTINCT FROM e.handoff_id
+WHERE NOT EXISTS (
+    SELECT 1 FROM acknowledgements a
+    WHERE a.event = $overdue
+      AND e.event IN ($overdue, $uncertain)
+      AND a.run_id = e.run_id
+      AND a.handoff_id = e.handoff_id
+      AND a.cleared_ns IS NULL
+      AND a.until_ns > $now
+)
 ORDER BY e.checkpointed_ns, e.run_id, e.handoff_id, e.event
 LIMIT $limit;
