@@ -2,8 +2,9 @@
 
 One real collector holds the 20-agent flow scenario (`dashboard_support.build_flow_scenario`:
 a cycle triage → billing → triage, a self-loop triage → triage, an undeclared triage →
-legal, refusals), one `handoffscope dashboard` runs in front of it, and Chromium opens
-the pages. The graph is checked in what the browser drew — the SVG paths of the edges,
+legal, refusals) and 30 more handoffs on intake → shipping, one undeclared (so that edge
+reads "1 of 33 undeclared"); one `handoffscope dashboard` runs in front of it, and
+Chromium opens the pages. The graph is checked in what the browser drew — the SVG paths of the edges,
 their dash, the labels as text — against `GET /api/v1/edges`, and every page must load
 without a console error or warning.
 """
@@ -23,7 +24,11 @@ from dashboard_support import (
     FLOW_SELF,
     FLOW_SERVICE,
     FLOW_UNDECLARED,
+    MINUTE_NS,
     PAGE_SECONDS,
+    RunBuilder,
+    build_flow_scenario,
+    seed,
     settle,
     shot_dir,
 )
@@ -33,6 +38,32 @@ from handoffscope.dashboard import style
 pytestmark = pytest.mark.browser
 
 VIEWPORT = {"width": 1440, "height": 900}
+
+
+SHARED_EDGE = ("intake", "shipping")
+"""An edge of the flow scenario (3 handoffs) that `_build_graph` brings to 33, one of them
+over an undeclared route: the graph must say "1 of 33 undeclared" on it."""
+SHARED_EXTRA = 30
+
+
+def _build_graph(tracers: dict[str, Any], now_ns: int) -> None:
+    build_flow_scenario(tracers, now_ns)
+    for i in range(SHARED_EXTRA):
+        RunBuilder(
+            tracers[FLOW_SERVICE], f"flow-shared-{i:02d}", now_ns - (20 + i) * MINUTE_NS
+        ).started().handoff(*SHARED_EDGE, minute=0.1, declared=i != 0)
+
+
+@pytest.fixture(scope="module")
+def flow_api(module_collector_factory: Any) -> str:
+    """The conftest's 20-agent flow collector, plus `SHARED_EXTRA` runs on `SHARED_EDGE`
+    (one undeclared), for this module."""
+    from conftest import _wait_visible
+
+    proc = module_collector_factory()
+    seed(proc.http_endpoint, build=_build_graph, services=(FLOW_SERVICE,))
+    _wait_visible(proc.http_endpoint, ("flow-0", "flow-shared-"))
+    return proc.http_endpoint
 
 
 @pytest.fixture(scope="module")
@@ -153,18 +184,28 @@ def test_control_flow_graph_draws_cycle_self_loop_and_undeclared_edge(
     assert sum(_is_loop(p["d"]) for p in drawn["paths"]) == sum(
         1 for e in edges if e["from_agent"] == e["to_agent"]
     )
-    # Every edge's count and unhealthy share is written on it, as text.
+    # Every edge's count and unhealthy share is written on it, as text, and where some of
+    # its handoffs went over an undeclared route, how many of how many.
     texts = drawn["texts"]
     for e in edges:
         label = f"{e['count']:,} · {style.percent(e['unhealthy_share'])}"
-        assert any(t.startswith(label) for t in texts), (e, texts)
-    assert any("undeclared" in t for t in texts)
+        if e["undeclared"]:
+            label += f" · {e['undeclared']:,} of {e['count']:,} undeclared"
+        assert label in texts, (e, texts)
+    shared = pairs[SHARED_EDGE]
+    assert (shared["count"], shared["undeclared"]) == (3 + SHARED_EXTRA, 1)
+    assert any(t.endswith("· 1 of 33 undeclared") for t in texts), texts
+    page.get_by_text("1 of 33 undeclared").first.wait_for(timeout=PAGE_SECONDS * 1000)
     # Each agent is drawn, with its health mark in words.
     for agent in FLOW_AGENTS:
         assert any(t.startswith(agent) for t in texts), agent
     assert any(re.search(r"⚠ \d+ % of \d+ in", t) for t in texts)
     assert any(re.search(r"✓ \d+ in, healthy", t) for t in texts)
     page.screenshot(path=str(shot_dir() / "control_flow_20_agents.png"))
+    # The whole graph (taller than the window at 20 agents), for a person to look at.
+    page.locator('[data-testid="stPlotlyChart"]').first.screenshot(
+        path=str(shot_dir() / "control_flow_20_agents_graph.png")
+    )
     assert console.complaints() == []
 
 
@@ -206,7 +247,8 @@ def test_loops_and_weekly_review_render_without_console_complaints(
     )
     shown = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
     assert style.percent(now["rate"]) in shown, shown
-    assert page.get_by_text("(partial)").count() > 0  # the chart's week label
+    # the chart's week label (plotly may draw its ticks after the page settles)
+    page.get_by_text("(partial)").first.wait_for(timeout=PAGE_SECONDS * 1000)
     page.get_by_text("Download CSV").wait_for(timeout=PAGE_SECONDS * 1000)
     assert console.complaints() == []
 

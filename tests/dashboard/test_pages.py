@@ -82,8 +82,10 @@ def test_live_board_shows_unhealthy_handoffs_with_next_step_and_runs_in_flight(
     waiting = _row(in_flight, "Run", RUN_WAITING)
     assert waiting["Agent holding the work"] == "approver"
     assert waiting["Silent for"].endswith(("s", "min"))
-    timeline = plotly_specs(at)[0]
-    assert LABEL[sc.ROUTE_REJECTED] in timeline and "Not failing" in timeline
+    timeline, volume = plotly_specs(at)[:2]
+    # Unhealthy handoffs by verdict on one chart, every handoff on its own (one scale each).
+    assert LABEL[sc.ROUTE_REJECTED] in timeline and "All handoffs" in volume
+    assert '"yaxis2"' not in timeline
 
 
 def test_live_board_service_filter_narrows_to_one_service(seeded_api, monkeypatch):

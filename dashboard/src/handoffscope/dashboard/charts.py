@@ -3,8 +3,9 @@
 Text from the wire (agent names, ids, attribute values) goes through `_plain`: plotly reads
 a few HTML tags in labels and hovers (`<a href>`, `<b>`), and an agent name is not markup.
 
-Every figure colours verdicts with `style.VERDICT_COLORS` and names them in words, labels
-its axes with units, and puts the numbers an operator compares into the hover text.
+Every figure colours verdicts with `style.VERDICT_COLORS` (bars also hatch with
+`style.VERDICT_PATTERNS`) and names them in words, has one y-scale, labels its axes with
+units, and puts the numbers an operator compares into the hover text.
 Keeping them free of Streamlit lets a page stay a short list of "fetch, then draw".
 """
 
@@ -59,7 +60,13 @@ def verdict_counts(counts: Mapping[str, int], *, height: int = 320) -> go.Figure
             x=values,
             y=labels,
             orientation="h",
-            marker_color=[style.verdict_color(v) for v in order],
+            marker={
+                "color": [style.verdict_color(v) for v in order],
+                "pattern": style.bar_pattern(
+                    [style.VERDICT_PATTERNS.get(v, "") for v in order],
+                    [style.verdict_color(v) for v in order],
+                ),
+            },
             text=[style.count(n, "handoff") for n in values],
             textposition="auto",
             hovertemplate="%{y}: %{x} handoffs<extra></extra>",
@@ -72,71 +79,115 @@ def verdict_counts(counts: Mapping[str, int], *, height: int = 320) -> go.Figure
 
 
 def unhealthy_timeline(timeline: pd.DataFrame, *, height: int = 300) -> go.Figure:
-    """Handoffs per minute for the live board: the unhealthy verdicts stacked as bars on
-    their own scale, the rest (healthy, in flight, waiting) one grey line — so a few
-    failures are not a sliver on top of hundreds of healthy handoffs. The legend sits at
-    the right, beside the plot, not above it."""
+    """Unhealthy handoffs per minute for the live board, stacked by verdict on one scale.
+
+    Healthy, in-flight and waiting handoffs are not drawn here but on their own small chart
+    (`handoffs_per_minute`): on one scale a few failures were a sliver under hundreds of
+    healthy handoffs, and a second y-axis (the chart this replaces) drew a line on another
+    scale towering over the bars, which read as more traffic than failures. The six
+    boundary failures are three reds, plain or hatched (`style.VERDICT_PATTERNS`). The
+    legend sits at the right, beside the plot, not above it."""
     fig = go.Figure()
     bad = timeline[[style.is_unhealthy(v) for v in timeline["verdict"]]]
     for verdict in _precedence_order(list(bad["verdict"].dropna())):
         rows = bad[bad["verdict"] == verdict]
+        color = style.verdict_color(verdict)
         fig.add_bar(
             x=rows["minute"],
             y=rows["count"],
             name=style.verdict_label(verdict),
-            marker_color=style.verdict_color(verdict),
+            marker={
+                "color": color,
+                "pattern": style.bar_pattern(style.VERDICT_PATTERNS.get(verdict, ""), color),
+            },
             hovertemplate="%{x|%H:%M} UTC: %{y} handoffs<extra>%{fullData.name}</extra>",
         )
-    rest = timeline[[not style.is_unhealthy(v) for v in timeline["verdict"]]]
-    if len(rest):
-        per_minute = rest.groupby("minute", as_index=False)["count"].sum()
-        fig.add_scatter(
-            x=per_minute["minute"],
-            y=per_minute["count"],
-            name="Not failing (all other verdicts)",
-            mode="lines+markers",
-            line={"color": "#64748b", "width": 1.5},
-            yaxis="y2",
-            hovertemplate="%{x|%H:%M} UTC: %{y} handoffs<extra>not failing</extra>",
-        )
-    fig.update_layout(
-        barmode="stack",
-        yaxis={"title": "unhealthy / min", "rangemode": "tozero"},
-        yaxis2={
-            "title": "other / min",
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-            "showgrid": False,
-        },
-    )
+    fig.update_layout(barmode="stack", yaxis={"title": "unhealthy / min", "rangemode": "tozero"})
     top = bad.groupby("minute")["count"].sum().max() if len(bad) else 0
     _whole_numbers(fig, "y", top)
     fig.update_xaxes(title=None)
     _base(fig, height=height)
     fig.update_layout(
-        legend={"orientation": "v", "x": 1.08, "y": 1, "xanchor": "left", "yanchor": "top"},
+        legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "yanchor": "top"},
         margin={"l": 10, "r": 10, "t": 10, "b": 10},
     )
     return fig
 
 
+def handoffs_per_minute(timeline: pd.DataFrame, *, height: int = 160) -> go.Figure:
+    """Every handoff per minute, whatever its verdict, one neutral bar a minute: the traffic
+    under `unhealthy_timeline`, on its own scale and its own chart. The hover says how many
+    of the minute's handoffs were unhealthy."""
+    unhealthy = [style.is_unhealthy(v) for v in timeline["verdict"]]
+    per_minute = (
+        timeline.assign(_bad=timeline["count"].where(unhealthy, 0))
+        .groupby("minute", as_index=False)[["count", "_bad"]]
+        .sum()
+    )
+    fig = go.Figure(
+        go.Bar(
+            x=per_minute["minute"],
+            y=per_minute["count"],
+            name="All handoffs",
+            marker_color=style.NEUTRAL,
+            customdata=list(per_minute["_bad"]),
+            hovertemplate="%{x|%H:%M} UTC: %{y} handoffs, %{customdata} unhealthy<extra></extra>",
+        )
+    )
+    fig.update_yaxes(title="all / min", rangemode="tozero")
+    _whole_numbers(fig, "y", per_minute["count"].max() if len(per_minute) else 0)
+    fig.update_xaxes(title=None)
+    _base(fig, height=height)
+    fig.update_layout(showlegend=False, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    return fig
+
+
 EDGE_DASH = {"declared": "solid", "undeclared": "dash", sc.KIND_DELEGATION: "dot"}
-"""How a control-flow line is drawn: undeclared routes dashed, delegations dotted."""
+"""How a control-flow line is drawn: an edge with any undeclared handoff dashed,
+delegations dotted."""
 DELEGATION_COLOR = "#475569"
 WIDE_LAYERS = 6
 """Up to this many layers the control-flow graph runs left to right, else top to bottom."""
 
+Point = tuple[float, float]
+Segment = tuple[Point, Point, Point, Point]
+"""One cubic Bézier piece of an edge: start, two control points, end."""
+
+FLOW_WIDTH_PX = 900
+"""The narrowest plot the control-flow layout is computed for. Its coordinates are pixels
+at this width (y downwards); a wider page stretches x, which only moves things apart."""
+FLOW_MARGIN = {"l": 10, "r": 10, "t": 36, "b": 10}
+NODE_RADIUS_PX = 11
+"""Half the agent marker (size 22)."""
+EDGE_FONT_PX = 11
+NODE_FONT_PX = 12
+CHAR_EM = 0.62
+"""Average glyph width of the UI font in ems, to size a label's box before it is drawn."""
+LAYER_GAP_PX = (56, 120)
+"""Distance between layers: the most while the graph fits FLOW_MAX_HEIGHT_PX, never less
+than the least (room for a row of edge labels between two layers, so past 25 layers the
+graph does grow beyond that height)."""
+ROW_GAP_PX = 100
+FLOW_MAX_HEIGHT_PX = 1500
+FLOW_PAD_PX = {"top": 56, "bottom": 48, "side": 24}
+"""Room around the agents: above for a self-loop, below for the last agents' labels."""
+ROUTE_BEND_PX = 18
+"""How far an edge bends off its straight course when the reverse edge exists (so A→B and
+B→A never lie on one line), and every back-edge (so a cycle reads as a return arc)."""
+LANE_PX = 10
+"""Spacing of long edges that pass through the same gap of a layer."""
+
 
 def flow_layers(pairs: Sequence[tuple[str, str]]) -> dict[str, tuple[int, int]]:
-    """Agent -> (column, row) for a left-to-right drawing of directed edges.
+    """Agent -> (layer, position in the layer) for a layered drawing of directed edges.
 
-    Columns are longest-path layers of the graph with its back-edges removed (found by a
+    Layers are longest-path layers of the graph with its back-edges removed (found by a
     depth-first walk from the agents that only send, busiest first), so the main flow
-    reads left to right and a cycle shows as an arc going back. Rows within a column
-    follow the mean row of the agents feeding it (two barycentre sweeps), which keeps
-    most lines short. A hand-made layered layout rather than a force layout: at 20
-    agents a spring layout puts the start of the flow anywhere and crosses most edges.
+    reads in one direction and a cycle shows as an arc going back. Positions within a
+    layer follow the mean position of the agents each is linked to (barycentre sweeps,
+    down then up), which keeps most lines short and uncrossed. A hand-made layered layout
+    rather than a force layout: at 20 agents a spring layout puts the start of the flow
+    anywhere and crosses most edges.
     """
     agents = list(dict.fromkeys(a for pair in pairs for a in pair))
     out: dict[str, list[str]] = {a: [] for a in agents}
@@ -175,45 +226,131 @@ def flow_layers(pairs: Sequence[tuple[str, str]]) -> dict[str, tuple[int, int]]:
         by_column[column[a]].append(a)
     row = {a: i for c in by_column.values() for i, a in enumerate(c)}
     feeders: dict[str, list[str]] = defaultdict(list)
+    fed: dict[str, list[str]] = defaultdict(list)
     for f in agents:
         for t in out[f]:
             feeders[t].append(f)
-    for _ in range(2):
-        for c in sorted(by_column):
+            fed[f].append(t)
+
+    size = {c: len(m) for c, m in by_column.items()}  # (a list is empty while it sorts)
+
+    def centre(a: str, links: list[str]) -> float:
+        # Positions are compared across layers of different sizes: as a share of the layer.
+        if not links:
+            return (row[a] + 0.5) / size[column[a]]
+        return sum((row[n] + 0.5) / size[column[n]] for n in links) / len(links)
+
+    for sweep in range(4):
+        down = sweep % 2 == 0
+        for c in sorted(by_column, reverse=not down):
             members = by_column[c]
-            members.sort(
-                key=lambda a: (
-                    sum(row[f] for f in feeders[a]) / len(feeders[a]) if feeders[a] else row[a]
-                )
-            )
+            members.sort(key=lambda a: centre(a, feeders[a] if down else fed[a]))
             for i, a in enumerate(members):
                 row[a] = i
     return {a: (column[a], row[a]) for a in agents}
 
 
-def _bezier(p0: tuple[float, float], c: tuple[float, float], p1: tuple[float, float], t: float):
-    x = (1 - t) ** 2 * p0[0] + 2 * (1 - t) * t * c[0] + t**2 * p1[0]
-    y = (1 - t) ** 2 * p0[1] + 2 * (1 - t) * t * c[1] + t**2 * p1[1]
-    return x, y
+def _bezier(points: Sequence[Point], t: float) -> Point:
+    """The point at `t` (0 to 1) of the Bézier curve with these control points."""
+    pts = list(points)
+    while len(pts) > 1:  # de Casteljau: stable for any degree
+        pts = [
+            ((1 - t) * a[0] + t * b[0], (1 - t) * a[1] + t * b[1])
+            for a, b in zip(pts, pts[1:], strict=False)
+        ]
+    return pts[0]
 
 
-def _edge_geometry(
-    p0: tuple[float, float], p1: tuple[float, float], *, back: bool
-) -> tuple[str, tuple[float, float], tuple[float, float]]:
-    """SVG path, label point and a point just before the head, for one edge.
+def _edge_geometry(waypoints: Sequence[Point], *, across: bool, bend: float = 0.0) -> list[Segment]:
+    """Cubic pieces through `waypoints` (pixels), each leaving and entering along the
+    layer axis, bent `bend` pixels to one side.
 
-    Every edge bends to the left of its direction of travel, so A→B and B→A never lie on
-    one line; an edge going backwards (a cycle) bends more, to read as a return arc. A
-    self-loop is a teardrop above its agent."""
-    if p0 == p1:
-        x, y = p0
-        path = f"M {x - 0.06},{y + 0.05} C {x - 0.25},{y + 0.55} {x + 0.25},{y + 0.55} {x + 0.06},{y + 0.05}"
-        return path, (x, y + 0.42), (x + 0.12, y + 0.2)
-    dx, dy = p1[0] - p0[0], p1[1] - p0[1]
-    bend = 0.35 if back else 0.12
-    c = ((p0[0] + p1[0]) / 2 - dy * bend, (p0[1] + p1[1]) / 2 + dx * bend)
-    path = f"M {p0[0]},{p0[1]} Q {c[0]},{c[1]} {p1[0]},{p1[1]}"
-    return path, _bezier(p0, c, p1, 0.5), _bezier(p0, c, p1, 0.85)
+    Every waypoint but the ends sits in a gap between the agents of a layer (see
+    `control_flow`), and a piece runs from one layer to the next, where no agent is: so
+    an edge passes no agent's marker. Leaving and entering along the layer axis (like a
+    Sankey link) keeps a curve clear of the agents beside its ends. A self-loop is a
+    teardrop above-left of its agent."""
+    if len(waypoints) == 2 and waypoints[0] == waypoints[1]:
+        x, y = waypoints[0]
+        r = NODE_RADIUS_PX
+        return [((x, y - r), (x - 8, y - r - 44), (x - r - 44, y - 8), (x - r, y))]
+    out: list[Segment] = []
+    for a, b in zip(waypoints, waypoints[1:], strict=False):
+        if across:
+            half = (b[0] - a[0]) / 2
+            c1, c2 = (a[0] + half, a[1] + bend), (b[0] - half, b[1] + bend)
+        else:
+            half = (b[1] - a[1]) / 2
+            c1, c2 = (a[0] + bend, a[1] + half), (b[0] + bend, b[1] - half)
+        out.append((a, c1, c2, b))
+    return out
+
+
+def _svg_path(segments: Sequence[Segment]) -> str:
+    (x0, y0) = segments[0][0]
+    parts = [f"M {x0:.1f},{y0:.1f}"]
+    for _, c1, c2, b in segments:
+        parts.append(f"C {c1[0]:.1f},{c1[1]:.1f} {c2[0]:.1f},{c2[1]:.1f} {b[0]:.1f},{b[1]:.1f}")
+    return " ".join(parts)
+
+
+def _along(segments: Sequence[Segment], share: float) -> Point:
+    """The point `share` (0 to 1) of the way along an edge's pieces (by piece, then t)."""
+    n = len(segments)
+    k = min(int(share * n), n - 1)
+    return _bezier(segments[k], share * n - k)
+
+
+def _text_box(text: str, font_px: float, *, bold: bool = False) -> tuple[float, float]:
+    """(width, height) in pixels a label will take, estimated from its text."""
+    lines = [line.replace("<b>", "").replace("</b>", "") for line in text.split("<br>")]
+    em = CHAR_EM * (1.08 if bold else 1.0)
+    width = max((len(html.unescape(line)) for line in lines), default=0) * font_px * em
+    return width, len(lines) * font_px * 1.3
+
+
+Box = tuple[float, float, float, float]
+"""x0, y0, x1, y1 in pixels (y downwards)."""
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _place_label(
+    segments: Sequence[Segment], size: tuple[float, float], taken: list[Box], bounds: Box
+) -> Point:
+    """Where an edge's label goes: the point along its path nearest the middle whose box
+    overlaps no marker or label already placed; else nudged sideways from there, step by
+    step; else the spot that overlaps least."""
+    w, h = size[0] + 6, size[1] + 4  # the annotation's padding and a little air
+
+    def box(p: Point) -> Box:
+        return (p[0] - w / 2, p[1] - h / 2, p[0] + w / 2, p[1] + h / 2)
+
+    def inside(b: Box) -> bool:
+        return b[0] >= bounds[0] and b[1] >= bounds[1] and b[2] <= bounds[2] and b[3] <= bounds[3]
+
+    shares = [0.5]
+    for i in range(1, 9):
+        shares += [0.5 - 0.045 * i, 0.5 + 0.045 * i]
+    starts = [_along(segments, s) for s in shares]
+    for p in starts:
+        if inside(box(p)) and not any(_overlaps(box(p), t) for t in taken):
+            return p
+    best, least = starts[0], math.inf
+    for p in starts[:5]:
+        for step in range(1, 40):
+            for dx, dy in ((step * 8, 0), (-step * 8, 0), (0, step * 5), (0, -step * 5)):
+                q = (p[0] + dx, p[1] + dy)
+                if not inside(box(q)):
+                    continue
+                hits = sum(_overlaps(box(q), t) for t in taken)
+                if hits == 0:
+                    return q
+                if hits < least:
+                    best, least = q, hits
+    return best
 
 
 def _received_share(edges: pd.DataFrame) -> dict[str, tuple[int, int]]:
@@ -228,108 +365,13 @@ def _received_share(edges: pd.DataFrame) -> dict[str, tuple[int, int]]:
     return {a: (n, u) for a, (n, u) in got.items()}
 
 
-def control_flow(edges: pd.DataFrame, *, height: int | None = None) -> go.Figure:
-    """Agent→agent edges as a directed graph that draws cycles and self-loops.
+def undeclared_words(undeclared: int, count: int) -> str:
+    """ "1 of 33 undeclared": the share of an edge's handoffs over an undeclared route."""
+    return f"{int(undeclared or 0):,} of {int(count or 0):,} undeclared"
 
-    Each line is an edge across runs: its label is the number of handoffs and the share
-    unhealthy, its colour that share (green 0 % → red 100 %), its width the volume.
-    Undeclared routes are dashed, delegations (`kind = delegation`, an agent called as a
-    tool) dotted grey and labelled "calls". Each agent carries a health mark: the share
-    of the handoffs it received that were unhealthy, as colour and in words.
 
-    Plotly shapes rather than `st.graphviz_chart`: Streamlit's Graphviz element logs a
-    console warning on every render (its d3-graphviz finds no worker script), and a
-    Sankey cannot draw a back-edge or a self-loop.
-    """
-    edges = edges.assign(
-        kind=edges["kind"].fillna(sc.KIND_HANDOFF),
-        from_agent=[style.text(a, "?") for a in edges["from_agent"]],
-        to_agent=[style.text(a, "?") for a in edges["to_agent"]],
-    )
-    pairs = list(zip(edges["from_agent"], edges["to_agent"], strict=True))
-    where = flow_layers(pairs)
-    tallest = max(
-        (sum(1 for c, _ in where.values() if c == col) for col, _ in where.values()), default=1
-    )
-    columns = max((c for c, _ in where.values()), default=0)
-    # Left to right while the layers fit the page's width; a long flow (20 agents, nine
-    # layers) is drawn top to bottom instead, so agent names do not collide.
-    across = columns < WIDE_LAYERS
-    if across:
-        pos = {a: (float(c), (tallest - 1) / 2 - r) for a, (c, r) in where.items()}
-    else:
-        pos = {a: (r - (tallest - 1) / 2, -float(c)) for a, (c, r) in where.items()}
-    top = max(int(edges["count"].max()) if len(edges) else 1, 1)
-
-    fig = go.Figure()
-    # Shapes and annotations are collected and set once: each `add_shape` or
-    # `add_annotation` re-validates the whole layout (3 s for 27 edges, measured).
-    shapes: list[dict] = []
-    notes: list[dict] = []
-    label_x, label_y, hover = [], [], []
-    for r in edges.itertuples():
-        p0, p1 = pos[r.from_agent], pos[r.to_agent]
-        back = where[r.to_agent][0] <= where[r.from_agent][0]
-        path, mid, before = _edge_geometry(p0, p1, back=back)
-        delegation = r.kind == sc.KIND_DELEGATION
-        color = DELEGATION_COLOR if delegation else style.share_color(r.unhealthy_share, alpha=0.9)
-        dash = EDGE_DASH[
-            sc.KIND_DELEGATION if delegation else ("undeclared" if r.undeclared else "declared")
-        ]
-        width = 1.5 + 4.5 * math.log1p(int(r.count)) / math.log1p(top)
-        shapes.append(
-            {
-                "type": "path",
-                "path": path,
-                "line": {"color": color, "width": width, "dash": dash},
-                "layer": "below",
-            }
-        )
-        notes.append(
-            {
-                "x": p1[0], "y": p1[1], "ax": before[0], "ay": before[1], "xref": "x",
-                "yref": "y", "axref": "x", "ayref": "y", "text": "", "showarrow": True,
-                "arrowhead": 2, "arrowsize": 1.1, "arrowwidth": 2, "arrowcolor": color,
-                "standoff": 14,
-            }
-        )  # fmt: skip
-        words = (
-            style.count(r.count, "call")
-            if delegation
-            else f"{int(r.count):,} · {style.percent(r.unhealthy_share)}"
-        )
-        if r.undeclared and not delegation:
-            words += " · undeclared"
-        notes.append(
-            {
-                "x": mid[0], "y": mid[1], "text": words, "showarrow": False,
-                "font": {"size": 11, "color": "#111827"},
-                "bgcolor": "rgba(255,255,255,0.85)", "borderpad": 1,
-            }
-        )  # fmt: skip
-        label_x.append(mid[0])
-        label_y.append(mid[1])
-        kind_words = (
-            "delegation (agent called as a tool)"
-            if delegation
-            else (
-                style.count(r.undeclared, "undeclared handoff")
-                if r.undeclared
-                else "declared route"
-            )
-        )
-        hover.append(
-            f"{_plain(r.from_agent)} → {_plain(r.to_agent)}<br>"
-            f"{style.count(r.count, 'handoff' if not delegation else 'call')}, "
-            f"{style.percent(r.unhealthy_share)} unhealthy<br>{kind_words}"
-        )
-    fig.add_scatter(
-        x=label_x, y=label_y, mode="markers", marker={"size": 18, "opacity": 0},
-        hovertext=hover, hoverinfo="text", showlegend=False,
-    )  # fmt: skip
-
+def _node_marks(edges: pd.DataFrame, names: Sequence[str]) -> tuple[list, list, list]:
     received = _received_share(edges)
-    names = list(pos)
     marks, colors, symbols = [], [], []
     for a in names:
         n, u = received.get(a, (0, 0))
@@ -345,11 +387,233 @@ def control_flow(edges: pd.DataFrame, *, height: int | None = None) -> go.Figure
             marks.append(f"⚠ {style.percent(u / n)} of {n:,} in")
             colors.append(style.share_color(u / n, alpha=1.0))
             symbols.append("diamond")
+    return marks, colors, symbols
+
+
+def control_flow(edges: pd.DataFrame, *, height: int | None = None) -> go.Figure:
+    """Agent→agent edges as a layered directed graph that draws cycles and self-loops.
+
+    Each line is an edge across runs: its label is the number of handoffs and the share
+    unhealthy, plus "1 of 33 undeclared" when some went over an undeclared route (then
+    the line is dashed); its colour is the unhealthy share (green 0 % → red 100 %), its
+    width the volume. Delegations (`kind = delegation`, an agent called as a tool) are
+    dotted grey and labelled "calls". Each agent carries a health mark: the share of the
+    handoffs it received that were unhealthy, as colour and in words.
+
+    The layout is computed in pixels for a plot FLOW_WIDTH_PX wide, so that it can keep
+    its promises at 20 agents: agents in layers (`flow_layers`), left to right while the
+    layers fit across, top to bottom beyond; every edge routed from layer to layer
+    through the gaps between agents (`_edge_geometry`), so no line crosses an agent's
+    marker; each label placed along its edge where it overlaps no marker and no other
+    label (`_place_label`); the height taken from the number of layers (or of agents in
+    the tallest layer), within FLOW_MAX_HEIGHT_PX. tests/dashboard/test_flow_geometry.py
+    checks these on the figure.
+
+    Plotly shapes rather than `st.graphviz_chart`: Streamlit's Graphviz element logs a
+    console warning on every render (its d3-graphviz finds no worker script), and a
+    Sankey cannot draw a back-edge or a self-loop.
+    """
+    edges = edges.assign(
+        kind=edges["kind"].fillna(sc.KIND_HANDOFF),
+        from_agent=[style.text(a, "?") for a in edges["from_agent"]],
+        to_agent=[style.text(a, "?") for a in edges["to_agent"]],
+    )
+    pairs = list(zip(edges["from_agent"], edges["to_agent"], strict=True))
+    where = flow_layers(pairs)
+    layers: dict[int, list[str]] = defaultdict(list)
+    for a, (c, _) in sorted(where.items(), key=lambda kv: kv[1]):
+        layers[c].append(a)
+    n_layers = max(layers, default=0) + 1
+    tallest = max((len(m) for m in layers.values()), default=1)
+    across = n_layers - 1 < WIDE_LAYERS
+    names = list(where)
+    marks, colors, symbols = _node_marks(edges, names)
+    node_text = {a: f"<b>{_plain(a)}</b><br>{m}" for a, m in zip(names, marks, strict=True)}
+    node_size = {a: _text_box(t, NODE_FONT_PX, bold=True) for a, t in node_text.items()}
+
+    # Positions in pixels (y downwards): along the layer axis one slot per layer, along
+    # the other the agents of a layer spread evenly and centred.
+    width = FLOW_WIDTH_PX - FLOW_MARGIN["l"] - FLOW_MARGIN["r"]
+    pad = FLOW_PAD_PX
+    if across:
+        gap: float = ROW_GAP_PX
+        plot_h = pad["top"] + (tallest - 1) * gap + pad["bottom"]
+        step = (width - 2 * pad["side"]) / max(n_layers, 1)
+        pos = {
+            a: (
+                pad["side"] + step * (c + 0.5),
+                pad["top"] + ((tallest - 1) / 2 - (len(layers[c]) - 1) / 2 + r) * gap,
+            )
+            for a, (c, r) in where.items()
+        }
+    else:
+        gap = max(
+            LAYER_GAP_PX[0],
+            min(
+                LAYER_GAP_PX[1],
+                (FLOW_MAX_HEIGHT_PX - pad["top"] - pad["bottom"]) / max(n_layers - 1, 1),
+            ),
+        )
+        plot_h = pad["top"] + (n_layers - 1) * gap + pad["bottom"]
+        step = (width - 2 * pad["side"]) / max(tallest, 1)
+        pos = {
+            a: (
+                pad["side"] + step * ((tallest - len(layers[c])) / 2 + r) + step * 0.3,
+                pad["top"] + c * gap,
+            )
+            for a, (c, r) in where.items()
+        }
+    plot_h = height - FLOW_MARGIN["t"] - FLOW_MARGIN["b"] if height else plot_h
+
+    # What each agent occupies across its layer: its marker and its label (right of it
+    # top to bottom, under it left to right). A long edge crosses a layer in the free
+    # space between two of these.
+    def occupied(a: str) -> tuple[float, float]:
+        x, y = pos[a]
+        w, h = node_size[a]
+        if across:
+            return y - NODE_RADIUS_PX, y + NODE_RADIUS_PX + 4 + h
+        return x - NODE_RADIUS_PX, x + NODE_RADIUS_PX + 4 + w
+
+    def gaps(c: int) -> list[tuple[float, float]]:
+        """The free stretches across layer `c`: between what its agents occupy (merged
+        where a wide label reaches the next agent), and beyond its first and last."""
+        merged: list[list[float]] = []
+        for lo, hi in sorted(occupied(a) for a in layers[c]):
+            if merged and lo <= merged[-1][1] + 2 * LANE_PX:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        out = [(merged[0][0] - 6 * LANE_PX, merged[0][0])]
+        out += [(a[1], b[0]) for a, b in zip(merged, merged[1:], strict=False)]
+        out.append((merged[-1][1], merged[-1][1] + 6 * LANE_PX))
+        return out
+
+    lanes: dict[tuple[int, int], int] = defaultdict(int)
+    reverse = set(pairs)
+
+    def route(f: str, t: str) -> list[Segment]:
+        cf, ct = where[f][0], where[t][0]
+        p0, p1 = pos[f], pos[t]
+        if f == t:
+            return _edge_geometry([p0, p1], across=across)
+        points = [p0]
+        direction = 1 if ct > cf else -1
+        for k in range(cf + direction, ct, direction):
+            share = (k - cf) / (ct - cf)
+            aim = (p0[1] + (p1[1] - p0[1]) * share) if across else (p0[0] + (p1[0] - p0[0]) * share)
+            options = gaps(k)
+            i = min(range(len(options)), key=lambda j: abs(sum(options[j]) / 2 - aim))
+            lo, hi = options[i]
+            lane = lanes[(k, i)]
+            lanes[(k, i)] += 1
+            # Alternate sides of the gap's centre, so edges through one gap do not overlap,
+            # and stay inside it: clear of the agents on either side.
+            off = (lo + hi) / 2 + LANE_PX * ((lane + 1) // 2) * (1 if lane % 2 else -1)
+            off = min(max(off, lo + LANE_PX), hi - LANE_PX) if hi - lo > 2 * LANE_PX else off
+            layer_at = pos[layers[k][0]][0] if across else pos[layers[k][0]][1]
+            points.append((layer_at, off) if across else (off, layer_at))
+        points.append(p1)
+        back = ct < cf
+        bend = 0.0
+        if back or (t, f) in reverse:
+            bend = ROUTE_BEND_PX * (-1 if back else 1)
+        return _edge_geometry(points, across=across, bend=bend)
+
+    fig = go.Figure()
+    # Shapes and annotations are collected and set once: each `add_shape` or
+    # `add_annotation` re-validates the whole layout (3 s for 27 edges, measured).
+    shapes: list[dict] = []
+    notes: list[dict] = []
+    label_x, label_y, hover = [], [], []
+    taken: list[Box] = []
+    for a in names:  # markers and agent labels first: edge labels make way for them
+        x, y = pos[a]
+        r = NODE_RADIUS_PX + 2
+        taken.append((x - r, y - r, x + r, y + r))
+        w, h = node_size[a]
+        if across:
+            taken.append((x - w / 2, y + NODE_RADIUS_PX + 2, x + w / 2, y + NODE_RADIUS_PX + 4 + h))
+        else:
+            taken.append((x + NODE_RADIUS_PX + 2, y - h / 2, x + NODE_RADIUS_PX + 4 + w, y + h / 2))
+    bounds: Box = (0.0, 0.0, float(width), float(plot_h))
+    top = max(int(edges["count"].max()) if len(edges) else 1, 1)
+    # Busiest edges first: they get the labels nearest their middle.
+    for r in edges.sort_values("count", ascending=False, kind="stable").itertuples():
+        segments = route(r.from_agent, r.to_agent)
+        delegation = r.kind == sc.KIND_DELEGATION
+        undeclared = 0 if delegation else int(r.undeclared or 0)
+        color = DELEGATION_COLOR if delegation else style.share_color(r.unhealthy_share, alpha=0.9)
+        dash = EDGE_DASH[
+            sc.KIND_DELEGATION if delegation else ("undeclared" if undeclared else "declared")
+        ]
+        line_width = 1.5 + 4.5 * math.log1p(int(r.count)) / math.log1p(top)
+        shapes.append(
+            {
+                "type": "path",
+                "path": _svg_path(segments),
+                "line": {"color": color, "width": line_width, "dash": dash},
+                "layer": "below",
+            }
+        )
+        end = segments[-1]
+        before = _bezier(end, 0.8)
+        notes.append(
+            {
+                "x": end[3][0], "y": end[3][1], "ax": before[0], "ay": before[1], "xref": "x",
+                "yref": "y", "axref": "x", "ayref": "y", "text": "", "showarrow": True,
+                "arrowhead": 2, "arrowsize": 1.1, "arrowwidth": 2, "arrowcolor": color,
+                "standoff": NODE_RADIUS_PX + 3,
+            }
+        )  # fmt: skip
+        words = (
+            style.count(r.count, "call")
+            if delegation
+            else f"{int(r.count):,} · {style.percent(r.unhealthy_share)}"
+        )
+        if undeclared:
+            words += " · " + undeclared_words(undeclared, r.count)
+        spot = _place_label(segments, _text_box(words, EDGE_FONT_PX), taken, bounds)
+        w, h = _text_box(words, EDGE_FONT_PX)
+        taken.append(
+            (spot[0] - w / 2 - 3, spot[1] - h / 2 - 2, spot[0] + w / 2 + 3, spot[1] + h / 2 + 2)
+        )
+        notes.append(
+            {
+                "x": spot[0], "y": spot[1], "text": words, "showarrow": False,
+                "font": {"size": EDGE_FONT_PX, "color": "#111827"},
+                "bgcolor": "rgba(255,255,255,0.85)", "borderpad": 1,
+            }
+        )  # fmt: skip
+        label_x.append(spot[0])
+        label_y.append(spot[1])
+        kind_words = (
+            "delegation (agent called as a tool)"
+            if delegation
+            else (
+                undeclared_words(undeclared, r.count) + " (a route the sender does not declare)"
+                if undeclared
+                else "declared route"
+            )
+        )
+        hover.append(
+            f"{_plain(r.from_agent)} → {_plain(r.to_agent)}<br>"
+            f"{style.count(r.count, 'handoff' if not delegation else 'call')}, "
+            f"{style.percent(r.unhealthy_share)} unhealthy<br>{kind_words}"
+        )
+    fig.add_scatter(
+        x=label_x, y=label_y, mode="markers", marker={"size": 18, "opacity": 0},
+        hovertext=hover, hoverinfo="text", showlegend=False,
+    )  # fmt: skip
+
+    received = _received_share(edges)
     fig.add_scatter(
         x=[pos[a][0] for a in names], y=[pos[a][1] for a in names], mode="markers+text",
-        text=[f"<b>{_plain(a)}</b><br>{m}" for a, m in zip(names, marks, strict=True)],
-        textposition="bottom center" if across else "middle right", textfont={"size": 12},
-        marker={"size": 22, "color": colors, "symbol": symbols, "line": {"width": 2, "color": "white"}},
+        text=[node_text[a] for a in names],
+        textposition="bottom center" if across else "middle right",
+        textfont={"size": NODE_FONT_PX},
+        marker={"size": 2 * NODE_RADIUS_PX, "color": colors, "symbol": symbols,
+                "line": {"width": 2, "color": "white"}},
         hovertext=[
             f"{_plain(a)}: {received.get(a, (0, 0))[1]:,} of {received.get(a, (0, 0))[0]:,} "
             "handoffs received unhealthy"
@@ -359,26 +623,26 @@ def control_flow(edges: pd.DataFrame, *, height: int | None = None) -> go.Figure
     )  # fmt: skip
     for name, dash, color in (
         ("declared route", EDGE_DASH["declared"], "#64748b"),
-        ("undeclared route", EDGE_DASH["undeclared"], "#64748b"),
+        ("with undeclared handoffs", EDGE_DASH["undeclared"], "#64748b"),
         ("delegation (agent as a tool)", EDGE_DASH[sc.KIND_DELEGATION], DELEGATION_COLOR),
     ):
         fig.add_scatter(
             x=[None], y=[None], mode="lines", name=name,
             line={"dash": dash, "color": color, "width": 3}, hoverinfo="skip",
         )  # fmt: skip
-    half = (tallest - 1) / 2
-    if across:
-        fig.update_xaxes(visible=False, range=[-0.5, columns + 0.5])
-        loops = any(f == t for f, t in pairs)  # a self-loop needs the room above its agent
-        fig.update_yaxes(visible=False, range=[-half - 0.7, half + (0.8 if loops else 0.35)])
-    else:
-        fig.update_xaxes(visible=False, range=[-half - 0.5, half + 0.9])
-        fig.update_yaxes(visible=False, range=[-columns - 0.4, 0.6])
+    # Pixel coordinates: x over the plot's width, y downwards over its height, and no
+    # autorange, so a coordinate is a pixel at FLOW_WIDTH_PX.
+    fig.update_xaxes(visible=False, range=[0, width], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[plot_h, 0], fixedrange=True)
     fig.update_layout(
         shapes=shapes, annotations=notes, plot_bgcolor="rgba(0,0,0,0)", hovermode="closest"
     )
-    rows = tallest if across else columns + 1
-    return _base(fig, height=height or max(360, 120 * rows + 120))
+    _base(fig, height=int(plot_h + FLOW_MARGIN["t"] + FLOW_MARGIN["b"]))
+    fig.update_layout(
+        margin=FLOW_MARGIN,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+    )
+    return fig
 
 
 def agent_path(
@@ -390,12 +654,13 @@ def agent_path(
 ) -> go.Figure:
     """A path of agents left to right, arrows coloured by each handoff's verdict.
 
-    Used for a run's path and for a loop's cycle: an agent keeps its colour wherever it
-    reappears, so the back-edge of a cycle is visible at a glance.
+    Used for a run's path and for a loop's cycle. An agent's colour and marker come from
+    its name (`style.agent_look`), not its place in the path, so it looks the same wherever
+    it reappears (the back-edge of a cycle is visible at a glance) and on every run; two
+    names that share a look are told apart by the name written above each.
     """
     agents = [str(a) for a in agents]
-    palette = ["#1e3a8a", "#0f766e", "#7c2d12", "#4c1d95", "#831843", "#365314", "#1f2937"]
-    agent_color = {a: palette[i % len(palette)] for i, a in enumerate(dict.fromkeys(agents))}
+    looks = [style.agent_look(a) for a in agents]
     xs = list(range(len(agents)))
     fig = go.Figure(
         go.Scatter(
@@ -406,7 +671,8 @@ def agent_path(
             textposition="top center",
             marker={
                 "size": 26,
-                "color": [agent_color[a] for a in agents],
+                "color": [color for color, _ in looks],
+                "symbol": [symbol for _, symbol in looks],
                 "line": {"width": 2, "color": "white"},
             },
             hovertemplate="step %{x}: %{text}<extra></extra>",
@@ -427,7 +693,7 @@ def agent_path(
             arrowhead=3,
             arrowsize=1.4,
             arrowwidth=3,
-            arrowcolor=style.verdict_color(verdict) if verdict else "#64748b",
+            arrowcolor=style.verdict_color(verdict) if verdict else style.NEUTRAL,
             hovertext=style.verdict_label(verdict) if verdict else None,
         )
     fig.update_xaxes(visible=False, range=[-0.5, max(len(agents) - 0.5, 0.5)])
@@ -460,8 +726,8 @@ def run_timeline(
 ) -> go.Figure:
     """The run's evidence spans over time: one row per handoff listed (plus the run itself,
     and one row for spans of handoffs not listed), one marker a span, shaped by span kind
-    and coloured by the handoff's verdict. `numbers`: each listed handoff's position in
-    the run (default 1, 2, ...).
+    and coloured by the handoff's verdict, which the row's label also says in words.
+    `numbers`: each listed handoff's position in the run (default 1, 2, ...).
 
     The figure has a fixed number of traces whatever the run's size — markers and
     duration bars are one scatter trace per span kind, row separators are gridlines —
@@ -470,11 +736,13 @@ def run_timeline(
     """
     numbers = list(numbers) if numbers is not None else list(range(1, len(handoffs) + 1))
     keys: list[str | None] = [None, *[style.text(h) or None for h in handoffs["handoff_id"]]]
+    # The verdict in words on each row: a marker cannot be hatched, so two boundary
+    # failures drawn in one shade (route and contract rejected) differ only by these.
     labels = ["run"] + [
-        f"#{n} {_plain(style.edge(h.from_agent, h.to_agent))}"
+        f"#{n} {_plain(style.edge(h.from_agent, h.to_agent))} · {style.verdict_label(h.verdict)}"
         for n, h in zip(numbers, handoffs.itertuples(), strict=True)
     ]
-    colors = {None: "#334155"} | {
+    colors = {None: style.NEUTRAL} | {
         style.text(h.handoff_id): style.verdict_color(h.verdict) for h in handoffs.itertuples()
     }
     row_of = {k: i for i, k in enumerate(keys)}
@@ -488,7 +756,7 @@ def run_timeline(
     df = spans.copy()
     rows = [row_of.get(k, other) for k in span_keys]
     df["y"] = [r + SPAN_OFFSETS.get(n, 0.0) for r, n in zip(rows, df["name"], strict=True)]
-    df["color"] = [colors.get(k, style.UNKNOWN_COLOR) for k in span_keys]
+    df["color"] = [colors.get(k, style.NEUTRAL) for k in span_keys]
     df["row"] = [
         labels[r] if k in row_of else f"handoff {_plain(k)}"
         for r, k in zip(rows, span_keys, strict=True)
@@ -508,7 +776,7 @@ def run_timeline(
         if xs:
             fig.add_scatter(
                 x=xs, y=ys, mode="lines", line={"color": "#94a3b8", "width": 3},
-                hoverinfo="skip", showlegend=False, legendgroup=label,
+                name="span duration", hoverinfo="skip", showlegend=False, legendgroup=label,
             )  # fmt: skip
         fig.add_scatter(
             x=part["start"],
@@ -618,10 +886,11 @@ def deadline_buckets(approvals: pd.DataFrame, *, no_owner: str = "no owner") -> 
         "due later": waiting,
         UNCERTAIN_BUCKET: style.verdict_color(sc.WAIT_UNCERTAIN),
     }
-    # Within one colour, nearer buckets are solid and farther ones lighter: the bucket is
-    # also named in the legend and the hover, never told by shade alone.
-    opacity = {"overdue > 1 h": 1.0, "overdue ≤ 1 h": 0.7, "due in ≤ 15 min": 1.0}
-    opacity |= {"due in ≤ 1 h": 0.7, "due later": 0.45, UNCERTAIN_BUCKET: 1.0}
+    # Within one colour, the nearest bucket is plain and farther ones patterned: lighter
+    # shades (the previous way) came within ΔE 20 of each other and of other meanings.
+    # The bucket is also named in the legend and the hover.
+    patterns = {"overdue > 1 h": "", "overdue ≤ 1 h": "/", "due in ≤ 15 min": ""}
+    patterns |= {"due in ≤ 1 h": "/", "due later": ".", UNCERTAIN_BUCKET: ""}
     fig = go.Figure()
     for label in [b[0] for b in DEADLINE_BUCKETS] + [UNCERTAIN_BUCKET]:
         xs = [int(counts.get((o, label), 0)) for o in owners]
@@ -633,7 +902,10 @@ def deadline_buckets(approvals: pd.DataFrame, *, no_owner: str = "no owner") -> 
                 y=owners,
                 name=label,
                 orientation="h",
-                marker={"color": colors[label], "opacity": opacity[label]},
+                marker={
+                    "color": colors[label],
+                    "pattern": style.bar_pattern(patterns[label], colors[label]),
+                },
                 hovertemplate="%{y}: %{x} " + label + "<extra></extra>",
             )
         )
@@ -686,7 +958,7 @@ def weekly_rate(
 ) -> go.Figure:
     """Rejection rate per ISO week; `this_week` (the week compared) in red, the partial
     week hatched and labelled "(partial)"."""
-    colors = ["#991b1b" if w == this_week else "#94a3b8" for w in weeks["week"]]
+    colors = [style.FAILURE_RED if w == this_week else style.NEUTRAL for w in weeks["week"]]
     rates = pd.to_numeric(weeks["rate"], errors="coerce").astype(float)
     fig = go.Figure(
         go.Bar(
@@ -714,7 +986,9 @@ def weekly_by_reason(
     by_reason: pd.DataFrame, *, partial_week: str | None = None, height: int = 320
 ) -> go.Figure:
     """Rejection rate per week, stacked by reason (each a share of the week's handoffs, so
-    the stack is the week's rejection rate); the partial week hatched."""
+    the stack is the week's rejection rate). Each reason is one of the six boundary looks
+    (`style.REASON_COLORS`, `style.REASON_PATTERNS`); since the patterns are taken, the
+    partial week is marked by a grey band behind its bar and "(partial)" under it."""
     fig = go.Figure()
     known = list(style.REASON_COLORS)
     present = set(by_reason["reason"].dropna())
@@ -722,21 +996,25 @@ def weekly_by_reason(
     ticks = dict(zip(weeks, _week_ticks(weeks, partial_week), strict=True))
     for reason in [r for r in known if r in present] + sorted(present - set(known)):
         rows = by_reason[by_reason["reason"] == reason]
+        color = style.REASON_COLORS.get(reason, style.UNKNOWN_COLOR)
         fig.add_bar(
             x=[ticks[w] for w in rows["week"]],
             y=pd.to_numeric(rows["rate"], errors="coerce").astype(float) * 100,
             customdata=list(rows["count"]),
             name=style.reason_label(reason),
             marker={
-                "color": style.REASON_COLORS.get(reason, style.UNKNOWN_COLOR),
-                "pattern": {
-                    **PARTIAL_PATTERN,
-                    "shape": ["/" if w == partial_week else "" for w in rows["week"]],
-                },
+                "color": color,
+                "pattern": style.bar_pattern(style.REASON_PATTERNS.get(reason, ""), color),
             },
             hovertemplate="%{x}: %{y:.1f} % of handoffs (%{customdata} rejections)<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(barmode="stack")
+    if partial_week in ticks:
+        at = weeks.index(partial_week)  # a category axis places week i at x = i
+        fig.add_vrect(
+            x0=at - 0.5, x1=at + 0.5, fillcolor="#e5e7eb", opacity=0.6, line_width=0,
+            layer="below",
+        )  # fmt: skip
     fig.update_yaxes(title="rejection rate (% of handoffs)", rangemode="tozero")
     fig.update_xaxes(
         title="ISO week", type="category", categoryorder="array", categoryarray=list(ticks.values())
@@ -790,7 +1068,7 @@ def edge_reason_heatmap(
             text=text,
             texttemplate="%{text}",
             customdata=custom,
-            colorscale=[[0, "#f8fafc"], [0.001, "#fde2e2"], [1, "#991b1b"]],
+            colorscale=[[0, "#f8fafc"], [0.001, "#fde2e2"], [1, style.FAILURE_RED]],
             zmin=0,
             colorbar={"title": {"text": "% refused"}, "ticksuffix": " %"},
             hovertemplate="%{y}, %{x}: %{z:.1f} % (%{customdata})<extra></extra>",
@@ -819,8 +1097,8 @@ def this_vs_last(
     df = df[df["week"].isin([this_week, last_week])]
     keys = list(dict.fromkeys(df.sort_values("rate", ascending=False)[key]))
     for week, color, name in (
-        (last_week, "#94a3b8", names[1]),
-        (this_week, "#991b1b", names[0]),
+        (last_week, style.NEUTRAL, names[1]),
+        (this_week, style.FAILURE_RED, names[0]),
     ):
         rows = df[df["week"] == week].set_index(key).reindex(keys)
         fig.add_bar(

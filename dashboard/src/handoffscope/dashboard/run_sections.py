@@ -14,6 +14,10 @@ before it fetches the run, and draws the pager after, once it knows the total.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -147,6 +151,8 @@ def handoffs(run: client.RunDetail) -> None:
         return
     rows = []
     numbers = _numbers(run)
+    repeats = repeats_of(run.handoffs, numbers)
+    timing = handoff_timing(run)
     for n, h in zip(numbers, run.handoffs.itertuples(), strict=True):
         states = h.boundaries if isinstance(h.boundaries, dict) else {}
         row = {
@@ -160,7 +166,11 @@ def handoffs(run: client.RunDetail) -> None:
             )
         row.update(extra_boundary_states(h))
         row["First failure"] = style.boundary_label(h.failed_boundary)
-        row["Why"] = style.text(h.why)
+        row["Why"] = handoff_cause(h, run, repeats.get(n)) if style.is_unhealthy(h.verdict) else ""
+        admitted, held = timing.get(style.text(h.handoff_id), (None, None))
+        row["Requested"] = style.clock(_stamp(h.requested_at))
+        row["Admitted after"] = style.duration(admitted)
+        row["Held for"] = style.duration(held)
         row["Safe next step"] = (
             style.text(h.next_step) or style.next_step(h.verdict)
             if style.is_unhealthy(h.verdict)
@@ -177,7 +187,9 @@ def handoffs(run: client.RunDetail) -> None:
     st.caption(
         "Boundaries in the order they are checked; the first that failed decides the verdict "
         "(docs/architecture.md, Verdicts), so a later green signal never hides it. "
-        "“No evidence”: not reported yet, or not reached after an earlier failure."
+        "“No evidence”: not reported yet, or not reached after an earlier failure. "
+        "Admitted after: from the request to the destination's admission; held for: from "
+        "the request to the next handoff (or the run's end)."
     )
     failing = [
         (n, h)
@@ -186,17 +198,9 @@ def handoffs(run: client.RunDetail) -> None:
     ]
     for n, h in failing[:FAILURE_NOTES_MAX]:
         where = style.boundary_label(h.failed_boundary)
-        why = style.text(h.why) or style.verdict_label(h.verdict)
-        # The facts beside the cause, unless the cause already says them (it names the
-        # missing keys: repeating them read "customer_tier (missing keys: customer_tier)").
-        extra = []
-        missing = h.missing_keys if isinstance(h.missing_keys, list) else []
-        if missing and not all(str(k) in why for k in missing):
-            extra.append("missing keys: " + ", ".join(map(str, missing)))
-        reason = style.text(h.rejection_reason)
-        if reason and reason not in why:
-            extra.append("refused as " + style.reason_label(reason).lower())
-        cause = why + (f" ({'; '.join(extra)})" if extra else "")
+        # The facts of this handoff, not the rule: a loop's `why` is the rule's definition,
+        # the same on every looping handoff (it stands once, under "Why is this …?").
+        cause = handoff_cause(h, run, repeats.get(n))
         st.markdown(
             f"**#{n} {style.md(style.edge(h.from_agent, h.to_agent))}** — failed at **{where}**: "
             f"{style.md(cause)}. "
@@ -235,3 +239,306 @@ def timeline(run: client.RunDetail) -> None:
             else "."
         )
     )
+
+
+# --- what happened: the run's failure in its own facts, the rule behind a click ---------
+
+RULES: dict[str, tuple[int, str]] = {
+    v.name: (v.rule, v.fails_when) for v in sc.VERDICT_TABLE if v.rule is not None
+}
+"""Each failure verdict's rule: its number and when it fails, from the one verdict table
+(`semconv.VERDICT_TABLE`, which docs/architecture.md's table is rendered from). The page
+shows it once, collapsed, under the facts of what happened."""
+
+RULES_SOURCE = "docs/architecture.md, Verdicts"
+
+
+def definition(verdict: object) -> str | None:
+    """The rule that made `verdict`, in Markdown, for the "Why is this …?" expander."""
+    rule = RULES.get(style.text(verdict))
+    if rule is None:
+        return None
+    number, when = rule
+    label = style.verdict_label(verdict)
+    return (
+        f"**Rule {number} of {len(RULES)}, {label}:** fails when {when}. "
+        f"The rules are checked in order and the first that fails decides, so a later green "
+        f"signal never hides an earlier failure ({RULES_SOURCE}, where the edge cases of "
+        f"particular sources are spelled out). Safe next step: {style.next_step(verdict)}"
+    )
+
+
+def _stamp(value: object) -> pd.Timestamp | None:
+    if value is None or (not isinstance(value, pd.Timestamp) and not style.text(value)):
+        return None
+    ts = pd.to_datetime(value, utc=True, format="ISO8601", errors="coerce")
+    return None if pd.isna(ts) else ts
+
+
+def _since(a: object, b: object) -> float | None:
+    """Seconds from `a` to `b` (timestamps or ISO text), None when either is unknown."""
+    ta, tb = _stamp(a), _stamp(b)
+    return None if ta is None or tb is None else (tb - ta).total_seconds()
+
+
+def _get(h: Any, name: str, default: Any = None) -> Any:
+    value = getattr(h, name, default)
+    if isinstance(value, float) and math.isnan(value):
+        return default
+    return value
+
+
+def _listed(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+def _loop_key(h: Any) -> tuple[str, str, str] | None:
+    """A handoff's progress key: (destination, task fingerprint, state version)."""
+    fp = style.text(_get(h, "fingerprint"))
+    if not fp:
+        return None
+    return (style.text(_get(h, "to_agent"), "?"), fp, style.text(_get(h, "state_version"), "?"))
+
+
+def repeats_of(handoffs: pd.DataFrame, numbers: Sequence[int]) -> dict[int, int]:
+    """Handoff number -> the earlier handoff (on this page) whose progress key it repeats."""
+    first: dict[tuple[str, str, str], int] = {}
+    out: dict[int, int] = {}
+    for n, h in zip(numbers, handoffs.itertuples(), strict=True):
+        key = _loop_key(h)
+        if key is None:
+            continue
+        if key in first:
+            out[n] = first[key]
+        else:
+            first[key] = n
+    return out
+
+
+def handoff_cause(h: Any, run: client.RunDetail, repeat_of: int | None = None) -> str:
+    """What went wrong at one handoff, in its own facts (plain text, not Markdown).
+
+    The collector's `why` already names the facts for most rules ("refunds is not a
+    declared edge", "missing at destination: customer_tier"); for a loop it is the rule's
+    three-clause definition, the same on every looping handoff, so the cause is rebuilt
+    from the run: which earlier handoff this one repeats, or the cycle it closes."""
+    verdict = style.text(_get(h, "verdict"))
+    why = style.text(_get(h, "why"))
+    if verdict != sc.LOOP:
+        extra = []
+        missing = _listed(_get(h, "missing_keys"))
+        if missing and not all(k in why for k in missing):
+            extra.append("missing keys: " + ", ".join(missing))
+        reason = style.text(_get(h, "rejection_reason"))
+        if reason and reason not in why:
+            extra.append("refused as " + style.reason_label(reason).lower())
+        cause = why or style.verdict_label(verdict)
+        return cause + (f" ({'; '.join(extra)})" if extra else "")
+    to = style.text(_get(h, "to_agent"), "?")
+    if style.text(_get(h, "kind")) == sc.KIND_DELEGATION:
+        return why or f"{to} was asked the same task again with no new work"
+    state = style.text(_get(h, "state_version"), "?")
+    if repeat_of is not None:
+        return (
+            f"repeats #{repeat_of}: the same task went to {to} again with no new work "
+            f"(state v{state})"
+        )
+    if run.loop_cycle:
+        return f"closes the cycle {style.path(run.loop_cycle)} with no new work (state v{state})"
+    if run.summary.get("status") == sc.RUN_STATUS_MAX_TURNS:
+        return f"the run stopped at its turn limit while cycling back to {to}"
+    return f"the task came back to {to} with no new work (state v{state})"
+
+
+def _ended(s: dict[str, Any], *, burned: bool = False) -> str:
+    """How the run ended (or that it has not), in words; `burned`: a loop's turns are
+    turns burned, said as such."""
+    status = style.text(s.get("status"))
+    turns = s.get("turns")
+    after = ""
+    if isinstance(turns, int):
+        after = (
+            f"; {style.count(turns, 'turn')} burned in all"
+            if burned
+            else f" after {style.count(turns, 'turn')}"
+        )
+    if s.get("ended_at") is None and status in ("", sc.RUN_STATUS_STARTED):
+        return "it is **still running**"
+    if status == sc.RUN_STATUS_MAX_TURNS:
+        return f"it was **stopped at its turn limit**{after}"
+    if status == sc.RUN_STATUS_COMPLETED:
+        return f"it **ended completed**{after}"
+    if status == sc.RUN_STATUS_FAILED:
+        return f"it **ended failed**{after}"
+    if status == sc.RUN_STATUS_INTERRUPTED:
+        return f"it was **interrupted**{after}"
+    return f"it ended ({style.md(status) or 'status unknown'})"
+
+
+def _ending(s: dict[str, Any], *, burned: bool = False) -> str:
+    """ "How it ended: …", or "Now: it is still running." for a run that has not."""
+    words = _ended(s, burned=burned)
+    return f"{'Now' if _running_run(s) else 'How it ended'}: {words}."
+
+
+def _loop_story(run: client.RunDetail, first: Any) -> list[str]:
+    """The cycle, its agents, when it started looping, the turns burned, how it ended."""
+    s = run.summary
+    cycle = run.loop_cycle
+    agents = list(dict.fromkeys(cycle[:-1] if len(cycle) > 1 else cycle))
+    reps = int(s.get("loop_repeats") or 0)
+    total = run.handoffs_total or len(run.handoffs)
+    lines = [
+        "**Loop evidence:** "
+        + (
+            f"the cycle **{style.md(style.path(cycle))}** repeated "
+            f"{style.count(reps, 'time')} with no new work"
+            if cycle
+            else f"{style.count(reps, 'handoff')} repeated an earlier one with no new work"
+        )
+        + (f"; agents in it: {', '.join(f'**{style.md(a)}**' for a in agents)}" if agents else "")
+        + "."
+    ]
+    if first is not None:
+        seq = int(_get(first, "seq") or 0)
+        into = _since(s.get("started_at"), _get(first, "requested_at"))
+        burned = max(total - seq + 1, 0) if seq else 0
+        lines.append(
+            f"It started looping at handoff **#{seq} "
+            f"{style.md(style.edge(_get(first, 'from_agent'), _get(first, 'to_agent')))}** "
+            f"({style.clock(_stamp(_get(first, 'requested_at')))}"
+            + (f", {style.duration(into)} into the run" if into is not None else "")
+            + f"); {style.count(burned, 'handoff')} of {total:,} were burned in the loop"
+            + (f" (#{seq}–#{total})" if burned > 1 else "")
+            + "."
+        )
+    lines.append(_ending(s, burned=True))
+    return lines
+
+
+def _failure_story(run: client.RunDetail, first: Any) -> list[str]:
+    """One handoff's failure in its facts: who, when, what was missing or refused."""
+    verdict = style.text(_get(first, "verdict"))
+    frm = style.md(style.text(_get(first, "from_agent"), "?"))
+    to = style.md(style.text(_get(first, "to_agent"), "?"))
+    seq = _get(first, "seq")
+    at = style.clock(_stamp(_get(first, "requested_at")))
+    lead = f"Handoff **#{seq}** {frm} → {to}, requested {at}: "
+    if verdict == sc.CONTEXT_INCOMPLETE:
+        missing = _listed(_get(first, "missing_keys"))
+        required = _listed(_get(first, "required_keys"))
+        words = lead + (
+            f"**{to}** was handed the work without "
+            + ", ".join(f"**{style.md(k)}**" for k in missing)
+            + (f" (required: {', '.join(style.md(k) for k in required)})" if required else "")
+            + "."
+        )
+    elif verdict == sc.CONTRACT_REJECTED:
+        reason = style.text(_get(first, "rejection_reason"))
+        fields = _listed(_get(first, "rejection_fields"))
+        words = lead + (
+            f"**{to}** refused it as **{style.reason_label(reason).lower()}** "
+            f"(reason {style.md(reason) or '—'}"
+            + (f"; fields: {', '.join(style.md(f) for f in fields)}" if fields else "")
+            + ")."
+        )
+    else:
+        words = lead + style.md(handoff_cause(first, run)) + "."
+    return [words]
+
+
+def _run_story(run: client.RunDetail) -> list[str]:
+    """A run-level failure without a deciding handoff (a crash, a completion unproven)."""
+    s = run.summary
+    verdict = style.text(s.get("verdict"))
+    who = style.md(s.get("final_agent") or s.get("current_agent"))
+    if verdict == sc.FALSE_COMPLETE:
+        verifier = style.md(s.get("verifier"))
+        proof = (
+            f"its verifier {verifier} reported **{style.md(s.get('outcome_result'))}**"
+            if verifier
+            else "no verifier passed"
+        )
+        return [f"The run claimed completion{f' at **{who}**' if who else ''}, but {proof}."]
+    return [f"{style.md(s.get('why'))}{f' (last with **{who}**)' if who else ''}."]
+
+
+def story(run: client.RunDetail, first: Any) -> list[str]:
+    """What happened, in Markdown lines, for an unhealthy run: the facts of its failure
+    (the cycle and the turns it burned, the missing key, the refusal, the wait), how long
+    it took and how it ended. The rule is not repeated here (`definition`)."""
+    s = run.summary
+    verdict = style.text(s.get("verdict"))
+    if not style.is_unhealthy(verdict):
+        return []
+    if verdict == sc.LOOP:
+        lines = _loop_story(run, first)
+    elif first is not None:
+        lines = _failure_story(run, first)
+        lines.append(_ending(s))
+    else:
+        lines = _run_story(run)
+        lines.append(_ending(s))
+    if first is not None:
+        timing = handoff_timing(run)
+        admitted, held = timing.get(style.text(_get(first, "handoff_id")), (None, None))
+        if admitted is not None or held is not None:
+            lines.append(
+                f"Handoff #{_get(first, 'seq')}: "
+                + (
+                    f"admitted {style.duration(admitted)} after its request"
+                    if admitted is not None
+                    else "never admitted"
+                )
+                + (
+                    f"; its destination held the work for {style.duration(held)}"
+                    if held is not None
+                    else ""
+                )
+                + "."
+            )
+    return lines
+
+
+def handoff_timing(run: client.RunDetail) -> dict[str, tuple[float | None, float | None]]:
+    """Handoff id -> (seconds from request to admission, seconds the destination held the
+    work), for the handoffs on this page.
+
+    Admission is the `handoff.accept` span that says the destination started (only the
+    spans on the timeline's page are read: a 10,000-handoff run shows the oldest). Held is
+    the leg: from the request to the next handoff's request, or to the run's end."""
+    admitted: dict[str, pd.Timestamp] = {}
+    spans = run.spans
+    if not spans.empty:
+        for sp in spans.itertuples():
+            attrs = sp.attributes if isinstance(sp.attributes, dict) else {}
+            hid = style.text(sp.handoff_id)
+            if sp.name == sc.SPAN_ACCEPT and attrs.get(sc.DESTINATION_STARTED) is True and hid:
+                at = _stamp(sp.start)
+                if at is not None and (hid not in admitted or at < admitted[hid]):
+                    admitted[hid] = at
+    out: dict[str, tuple[float | None, float | None]] = {}
+    df = run.handoffs
+    if df.empty:
+        return out
+    s = run.summary
+    end = s.get("ended_at") or (None if _running_run(s) else s.get("last_seen_at"))
+    asked = [_stamp(t) for t in df["requested_at"]]
+    # The last handoff of the run holds the work until the run's end; the last of a page
+    # that is not the run's last does not (its next handoff is on the next page).
+    last_page = run.handoffs_offset + len(df) >= (run.handoffs_total or len(df))
+    for i, h in enumerate(df.itertuples()):
+        hid = style.text(h.handoff_id)
+        start = asked[i]
+        got = admitted.get(hid)
+        wait = (got - start).total_seconds() if got is not None and start is not None else None
+        nxt = asked[i + 1] if i + 1 < len(asked) else (_stamp(end) if last_page else None)
+        held = None
+        if got is not None and start is not None and nxt is not None and nxt >= start:
+            held = (nxt - start).total_seconds()
+        out[hid] = (wait, held)
+    return out
+
+
+def _running_run(s: dict[str, Any]) -> bool:
+    return s.get("ended_at") is None and s.get("status") in (None, sc.RUN_STATUS_STARTED)

@@ -5,30 +5,42 @@ in every chart, and a verdict is always shown in words (`semconv.VERDICT_LABELS`
 "Destination never started"), never as its wire name. Numbers carry their unit
 ("42 s", "3 handoffs", "12 %"). Pages and charts take all of that from here.
 
-The palette is one colour per *meaning*, not per verdict: the six handoff-boundary failures
-(rules 1–6 of docs/architecture.md, Verdicts) share one dark red — which boundary is always
-said in words — and every other meaning has its own colour (`COLOR_MEANINGS`). The colours
+The palette is one colour per *meaning* (`COLOR_MEANINGS`). The six handoff-boundary
+failures (rules 1–6 of docs/architecture.md, Verdicts) are one family of reds: three shades
+(`BOUNDARY_REDS`, dark, brick and light), each drawn plain or cross-hatched in bars
+(`VERDICT_PATTERNS`), so the six are six looks that still read "a boundary failed", and
+which boundary is also said in words. No colour outside that family is a red. The colours
 were chosen so that every pair stays apart (CIE76 ΔE ≥ `MIN_DELTA_E`) under normal vision
 and under protanopia, deuteranopia and tritanopia (Machado et al. 2009, full severity), and
 text on each badge (`text_on`) reaches WCAG AA contrast (≥ 4.5:1); tests/dashboard/
-test_palette.py computes both. No other colour on any page reuses one of these hues for
-another meaning.
+test_palette.py computes both, for the palette and for the series of every chart.
+
+Agents are coloured by name, not by position (`agent_look`): a stable hash of the name
+picks one of `AGENT_COLORS` × `AGENT_SYMBOLS`, colours that stay apart from every verdict's
+in all four visions, so an agent keeps its look on every run and page. Two names can land
+on one look; the chart labels every agent with its name, so they are never confused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 import pandas as pd
 
 from handoffscope.instrumentation import semconv as sc
 
+BOUNDARY_REDS = ("#3c0202", "#8f2a1e", "#ef6c6c")
+"""The boundary-failure family, dark to light: the only reds on any page."""
 COLOR_MEANINGS: dict[str, str] = {
-    "a handoff failed at a boundary": "#991b1b",
-    "loop": "#c2410c",
+    "a handoff failed at a boundary (dark)": BOUNDARY_REDS[0],
+    "a handoff failed at a boundary (brick)": BOUNDARY_REDS[1],
+    "a handoff failed at a boundary (light)": BOUNDARY_REDS[2],
+    # Loop is a dark amber, not the rust it was: a red-orange read as one more boundary red.
+    "loop": "#b85c00",
     "false completion": "#e879f9",
     "approval overdue": "#fb923c",
     "wait uncertain": "#facc15",
@@ -43,14 +55,15 @@ MIN_DELTA_E = 20.0
 MIN_CONTRAST = 4.5
 """WCAG 2.x AA for normal text."""
 
-_BOUNDARY_FAILURE = COLOR_MEANINGS["a handoff failed at a boundary"]
+_DARK, _BRICK, _LIGHT = BOUNDARY_REDS
+# The brick, the reddest-looking shade, goes to the two rejections, the commonest pair.
 VERDICT_COLORS: dict[str, str] = {
-    sc.ROUTE_REJECTED: _BOUNDARY_FAILURE,
-    sc.STALE_CONTROL: _BOUNDARY_FAILURE,
-    sc.OPEN_TOOL_PROTOCOL: _BOUNDARY_FAILURE,
-    sc.CONTEXT_INCOMPLETE: _BOUNDARY_FAILURE,
-    sc.CONTRACT_REJECTED: _BOUNDARY_FAILURE,
-    sc.DESTINATION_NOT_STARTED: _BOUNDARY_FAILURE,
+    sc.ROUTE_REJECTED: _BRICK,
+    sc.STALE_CONTROL: _DARK,
+    sc.OPEN_TOOL_PROTOCOL: _LIGHT,
+    sc.CONTEXT_INCOMPLETE: _DARK,
+    sc.CONTRACT_REJECTED: _BRICK,
+    sc.DESTINATION_NOT_STARTED: _LIGHT,
     sc.LOOP: COLOR_MEANINGS["loop"],
     sc.FALSE_COMPLETE: COLOR_MEANINGS["false completion"],
     sc.APPROVAL_OVERDUE: COLOR_MEANINGS["approval overdue"],
@@ -61,11 +74,45 @@ VERDICT_COLORS: dict[str, str] = {
     sc.UNVERIFIED: COLOR_MEANINGS["unverified"],
     sc.HEALTHY: COLOR_MEANINGS["healthy"],
 }
-UNKNOWN_COLOR = "#6b7280"
+HATCH = "x"
+"""The second look of a boundary red in a bar: cross-hatched (the partial week is "/")."""
+VERDICT_PATTERNS: dict[str, str] = {
+    sc.CONTEXT_INCOMPLETE: HATCH,
+    sc.CONTRACT_REJECTED: HATCH,
+    sc.DESTINATION_NOT_STARTED: HATCH,
+}
+"""Bar pattern per verdict ("" = plain): three shades × plain/hatched = six boundary looks.
+A marker cannot carry a pattern; there the shade and the words tell them apart."""
+NEUTRAL = "#8c92a0"
+"""No verdict: every handoff counted together, a week compared against, the run itself.
+A grey ΔE ≥ MIN_DELTA_E from every meaning in every vision (slate #64748b came within 17
+of the waiting teal under protanopia)."""
+UNKNOWN_COLOR = NEUTRAL
 """For a verdict this dashboard does not know (a newer collector): grey, never a crash."""
 
 HEALTHY_GREEN = VERDICT_COLORS[sc.HEALTHY]
-FAILURE_RED = _BOUNDARY_FAILURE
+FAILURE_RED = _BRICK
+"""A boundary failure with no particular verdict (a failed boundary cell, a rejection rate)."""
+
+AGENT_COLORS = ("#2e378a", "#1f0449", "#0b20da", "#230891", "#207ab6", "#363a63")
+"""Agent colours: each ΔE ≥ MIN_DELTA_E from every verdict colour, from NEUTRAL and from
+each other, in all four visions — blues and violets, as the warm and green hues mean a
+verdict. Only six fit; the marker symbol multiplies the looks (`AGENT_SYMBOLS`)."""
+AGENT_SYMBOLS = ("circle", "square", "diamond", "hexagon")
+
+
+def agent_look(name: object) -> tuple[str, str]:
+    """(colour, marker symbol) for an agent, from its name alone: the same agent looks the
+    same on every run and page. BLAKE2b, not `hash()`, which Python salts per process."""
+    digest = hashlib.blake2b(text(name).encode("utf-8"), digest_size=8).digest()
+    n = int.from_bytes(digest, "big")
+    return AGENT_COLORS[n % len(AGENT_COLORS)], AGENT_SYMBOLS[
+        n // len(AGENT_COLORS) % len(AGENT_SYMBOLS)
+    ]
+
+
+UNKNOWN_COLOR = "#6b7280"
+"""For a verdict this dashboard does not know (a newer collector): grey, never a crash."""
 
 BOUNDARY_LABELS: dict[str, str] = {
     sc.BOUNDARY_ROUTE: "Route",
@@ -101,16 +148,33 @@ REJECTION_REASON_LABELS: dict[str, str] = {
 """Weekly-review reasons: `route` (an undeclared route) plus the receiver's refusal codes."""
 
 REASON_COLORS: dict[str, str] = {
+    # A rejection is a boundary failure: each reason one of the six looks of that family
+    # (shade here, pattern in REASON_PATTERNS), never a hue that means something else.
     "route": VERDICT_COLORS[sc.ROUTE_REJECTED],
-    # Rejection reasons are all "a boundary failed": shades of that red and of neutral
-    # stone, never a hue that means something else on another page.
-    sc.REJECTION_INVALID: "#dc2626",
-    sc.REJECTION_STALE: "#f87171",
-    sc.REJECTION_UNAUTHORIZED: "#57534e",
-    sc.REJECTION_NO_BUDGET: "#a8a29e",
-    sc.REJECTION_VAGUE_GOAL: "#7f1d1d",
+    sc.REJECTION_INVALID: _DARK,
+    sc.REJECTION_STALE: _LIGHT,
+    sc.REJECTION_UNAUTHORIZED: _DARK,
+    sc.REJECTION_NO_BUDGET: _BRICK,
+    sc.REJECTION_VAGUE_GOAL: _LIGHT,
 }
-"""One colour per rejection reason, so a reason keeps its colour from week to week."""
+"""One look per rejection reason, so a reason keeps its colour from week to week."""
+REASON_PATTERNS: dict[str, str] = {
+    sc.REJECTION_UNAUTHORIZED: HATCH,
+    sc.REJECTION_NO_BUDGET: HATCH,
+    sc.REJECTION_VAGUE_GOAL: HATCH,
+}
+
+
+def bar_pattern(shape: str | Sequence[str], color: str | Sequence[str]) -> dict:
+    """A plotly `marker.pattern` drawing `shape` over the bar's own colour, in the colour
+    its text would take (`text_on`), so the hatch shows on a dark red and a light one."""
+    if isinstance(color, str):
+        fg: str | list[str] = text_on(color)
+    else:
+        fg = [text_on(c) for c in color]
+    shapes = shape if isinstance(shape, str) else list(shape)
+    return {"shape": shapes, "fillmode": "overlay", "fgcolor": fg, "size": 7, "solidity": 0.35}
+
 
 RUN_STATUS_LABELS: dict[str, str] = {
     sc.RUN_STATUS_STARTED: "Running",

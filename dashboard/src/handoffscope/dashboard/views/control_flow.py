@@ -3,7 +3,8 @@
 A directed graph of agent→agent edges across runs in the window (`charts.control_flow`):
 cycles read as arcs going back, a self-loop as a loop on its agent; each edge is labelled
 with its handoffs and unhealthy share and coloured by that share (green 0 % → red 100 %);
-undeclared routes are dashed; each agent carries a health mark (the share of what it
+an edge with handoffs over an undeclared route is dashed and says how many of how many
+("1 of 33 undeclared"); each agent carries a health mark (the share of what it
 received that was unhealthy). Below it, the same edges as a table and, for a chosen edge,
 the runs behind it with links to their Run detail. Delegations — an agent called as a
 tool, control never leaving the caller — are not handoffs: they are drawn dotted and
@@ -129,9 +130,10 @@ with layout.guard():
         st.plotly_chart(charts.control_flow(drawn), key="cf_graph")
         st.caption(
             "Edge label: handoffs · share unhealthy; colour: that share, green 0 % → red "
-            "100 %; width: volume. Dashed: an undeclared route. Dotted grey: a delegation "
-            "(agent called as a tool), not a handoff. An arc going back is a cycle. Under each "
-            "agent: the share of the handoffs it received that were unhealthy."
+            "100 %; width: volume. Dashed: an undeclared route, taken by the share its label "
+            "says (“1 of 33 undeclared”). Dotted grey: a delegation (agent called as a tool), "
+            "not a handoff. An arc going back is a cycle. Beside each agent: the share of the "
+            "handoffs it received that were unhealthy."
         )
 
         ranked = _worst_first(edges)
@@ -144,8 +146,8 @@ with layout.guard():
                 "Handoffs": ranked["count"],
                 "Unhealthy": [style.percent(s) for s in ranked["unhealthy_share"]],
                 "Undeclared": [
-                    f"⚠ {style.count(n, 'handoff')}" if n else "declared"
-                    for n in ranked["undeclared"]
+                    f"⚠ {charts.undeclared_words(n, c)}" if n else "declared"
+                    for n, c in zip(ranked["undeclared"], ranked["count"], strict=True)
                 ],
                 "Verdicts": [_verdict_words(v) for v in ranked["verdicts"]],
             }

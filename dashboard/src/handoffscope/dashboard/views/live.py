@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard import acknowledge, charts, client, layout, style
 
 REFRESH_SECONDS = 5
 STUCK_ROWS = 8  # stuck runs on the first screen; the tile links to all of them
@@ -60,6 +60,7 @@ def _tiles(data: client.Live) -> None:
     window = filters.window_label.lower()
     stuck, looping = b.get("stuck", {}), b.get("looping", {})
     overdue, done = b.get("approvals_overdue", {}), b.get("false_complete", {})
+    acked = data.acknowledged
     c1, c2, c3, c4 = st.columns(4)
     _tile(
         c1,
@@ -70,6 +71,7 @@ def _tiles(data: client.Live) -> None:
         (RUNS_PAGE, "All stuck runs", {"state": "stuck", "sort": "severity"}),
         "In flight (no end yet, whatever its age), silent for longer than the grace window "
         "and not waiting on a person.",
+        note=acknowledge.tile_note(acked.get("stuck", 0)),
     )
     _tile(
         c2,
@@ -89,7 +91,9 @@ def _tiles(data: client.Live) -> None:
         "Runs whose handoffs repeat the same work (same destination, task and state), still "
         f"running or ended in the {window}: a loop usually ends within seconds at its turn "
         "limit, so ended ones count too.",
-        note=f"{looping.get('in_flight', 0):,} still running",
+        note=acknowledge.tile_note(
+            acked.get("looping", 0), f"{looping.get('in_flight', 0):,} still running"
+        ),
     )
     _tile(
         c3,
@@ -100,6 +104,7 @@ def _tiles(data: client.Live) -> None:
         (APPROVALS_PAGE, "All open waits, by owner", {}),
         "Open waits on a person past their deadline, run-level and handoff-level, whatever "
         "their age (the Approvals page counts the same).",
+        note=acknowledge.tile_note(acked.get("overdue", 0)),
     )
     now_n, before = done.get("count", 0), done.get("previous_window", 0)
     diff = now_n - before
@@ -144,6 +149,7 @@ def _run_rows(df: pd.DataFrame) -> pd.DataFrame:
     view["Last handoff"] = [style.clock(t) for t in df["last_handoff_at"]]
     view["Verdict"] = [style.verdict_label(v) for v in df["verdict"]]
     view["Loop"] = ["loop" if bool(x) else "" for x in df["loop"].fillna(False)]
+    view["Acknowledged"] = acknowledge.column(df["acknowledgement"])
     return view
 
 
@@ -252,10 +258,13 @@ def board() -> None:
             unhealthy = sum(n for v, n in data.verdict_counts.items() if style.is_unhealthy(v))
             st.caption(
                 f"{style.count(total, 'handoff')}, {unhealthy:,} unhealthy "
-                f"({style.percent(unhealthy / total if total else 0.0)}). Bars: unhealthy "
-                "handoffs by verdict (left scale); line: every other handoff (right scale)."
+                f"({style.percent(unhealthy / total if total else 0.0)}). Top: unhealthy "
+                "handoffs per minute, stacked by verdict (the six boundary failures are "
+                "shades of red, plain or cross-hatched). Below, on its own scale: every "
+                "handoff per minute, whatever its verdict."
             )
             st.plotly_chart(charts.unhealthy_timeline(data.timeline), key="live_timeline")
+            st.plotly_chart(charts.handoffs_per_minute(data.timeline), key="live_volume")
         _in_flight(data)
         _unhealthy(data)
         _drops()

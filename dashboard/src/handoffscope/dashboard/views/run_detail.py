@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import client, layout, notified, run_sections, style
+from handoffscope.dashboard import acknowledge, client, layout, notified, run_sections, style
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Run detail")
@@ -107,7 +107,8 @@ def headline(run: client.RunDetail) -> str:
             f"at **{style.md(style.edge(h.from_agent, h.to_agent))}**, boundary "
             f"**{style.boundary_label(h.failed_boundary)}**"
         )
-        why = style.md(style.text(h.why))
+        # The facts of the deciding handoff, not the rule (under "Why is this …?").
+        why = style.md(run_sections.handoff_cause(h, run))
         return f"**{label}** {where}: {why}. **Do:** {style.md(style.text(h.next_step)) or step}"
     why = style.md(s.get("why"))
     if style.is_unhealthy(verdict):
@@ -178,32 +179,22 @@ def _header(run: client.RunDetail) -> None:
         + (f" · work with **{style.md(who)}**" if who else "")
         + "".join(f" · {i}" for i in ids)
     )
-    _loop_evidence(run)
+    _what_happened(run)
     _wait_evidence(run)
 
 
-def _loop_evidence(run: client.RunDetail) -> None:
-    """What makes it a loop: the repeated (destination, task, state) key, turns burned."""
-    s = run.summary
-    if not s.get("loop"):
-        return
-    df = run.handoffs
-    keys = []
-    if not df.empty and "loop" in df.columns:
-        looped = df[df["loop"].fillna(False).astype(bool)]
-        for h in looped.itertuples():
-            keys.append(
-                f"{style.md(style.text(h.to_agent, '?'))} · task {style.md(style.text(h.fingerprint, '?'))} "
-                f"· state v{style.text(h.state_version, '?')}"
-            )
-    cycle = style.md(style.path(run.loop_cycle)) if run.loop_cycle else "—"
-    repeats = style.count(s.get("loop_repeats") or 0, "time")
-    st.markdown(
-        f"**Loop evidence:** cycle {cycle}, repeated {repeats}; "
-        f"{style.count(s.get('turns') or 0, 'turn')} burned"
-        + (f"; repeated key: {'; '.join(dict.fromkeys(keys))}" if keys else "")
-        + "."
-    )
+def _what_happened(run: client.RunDetail) -> None:
+    """The run's failure in its own facts (the cycle, its agents and the turns it burned;
+    the missing key; the refusal; how long it took and how it ended), then the rule that
+    judged it, once, collapsed: the operator reads what happened here first."""
+    verdict = run.summary.get("verdict")
+    lines = run_sections.story(run, _first_failure(run))
+    if lines:
+        st.markdown("\n".join(f"- {line}" for line in lines))
+    rule = run_sections.definition(verdict)
+    if rule:
+        with st.expander(f"Why is this “{style.verdict_label(verdict)}”?", icon=":material/help:"):
+            st.markdown(rule)
 
 
 def _wait_evidence(run: client.RunDetail) -> None:
@@ -270,6 +261,7 @@ with layout.guard():
         # path, the handoff list and the timeline so that their cost stays bounded.
         detail = client.run(run_id, run_sections.handoffs_offset(run_id))
         _header(detail)
+        acknowledge.run_panel(detail)
         run_sections.path(detail)
         run_sections.handoffs(detail)
         run_sections.timeline(detail)

@@ -7,7 +7,8 @@ from week to week and a count would read a busy week as a bad one.
 
 The current week is partial (the collector says how many of its days have passed), so
 the headline compares the last whole week with the one before, and this week is shown
-beside it as "so far", hatched in the charts, never as a like-for-like change. Then the
+beside it as "so far" (hatched in the rate chart, on a grey band in the by-reason one,
+whose hatches mark reasons), never as a like-for-like change. Then the
 rate by reason per week, an edge × reason heatmap (which edge is refused for what), and
 the rate by edge and by receiving agent. "Download CSV" saves the collector's own CSV
 export for the same service and weeks (its cells neutralised against spreadsheet
