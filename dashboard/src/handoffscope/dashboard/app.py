@@ -19,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from handoffscope.dashboard import layout, urlstate
+from handoffscope.dashboard import acknowledge, layout, urlstate
 
 HERE = Path(__file__).parent
 # Not `pages/`: Streamlit treats a folder of that name beside the entry point as a legacy
@@ -93,6 +93,7 @@ elif page.url_path == sources.url_path:
     )
 else:
     layout.sidebar_filters(page.url_path)
+acknowledge.sidebar()
 layout.sidebar_connection()
 layout.verdicts_behind_notice()
 

@@ -105,9 +105,34 @@ def _get(
     api: str, token: str | None, path: str, params: dict[str, Any] | None = None
 ) -> httpx.Response:
     """GET and map every failure to a `CollectorError`; returns only 2xx responses."""
+    resp = _send(api, token, "GET", path, params)
+    if resp.status_code >= 400:
+        detail = _error_text(resp)
+        if resp.status_code == 404 and path.startswith(f"{API_PREFIX}/runs/"):
+            raise RunNotFound(
+                "The collector has no run with this id.",
+                "Check the id, or widen the time window: the run may not have sent any span yet.",
+            )
+        raise BadResponse(
+            f"The collector answered {resp.status_code} to {path}: {detail}",
+            "The dashboard and the collector may be different versions.",
+        )
+    return resp
+
+
+def _send(
+    api: str,
+    token: str | None,
+    method: str,
+    path: str,
+    params: dict[str, Any] | None = None,
+    body: dict[str, Any] | None = None,
+) -> httpx.Response:
+    """One request; an unreachable collector and a refused token become `CollectorError`s,
+    every other answer is returned for the caller to read."""
     clean = {k: v for k, v in (params or {}).items() if v is not None and v != ""}
     try:
-        resp = _http(api, token).get(path, params=clean)
+        resp = _http(api, token).request(method, path, params=clean, json=body)
     except httpx.TransportError as exc:
         raise CollectorUnreachable(
             f"Cannot reach the collector at {api} ({type(exc).__name__}).",
@@ -123,17 +148,6 @@ def _get(
         raise TokenRefused(
             f"The collector at {api} requires a token and the dashboard has none.",
             "Set HANDOFFSCOPE_TOKEN before `handoffscope dashboard`.",
-        )
-    if resp.status_code >= 400:
-        detail = _error_text(resp)
-        if resp.status_code == 404 and path.startswith(f"{API_PREFIX}/runs/"):
-            raise RunNotFound(
-                "The collector has no run with this id.",
-                "Check the id, or widen the time window: the run may not have sent any span yet.",
-            )
-        raise BadResponse(
-            f"The collector answered {resp.status_code} to {path}: {detail}",
-            "The dashboard and the collector may be different versions.",
         )
     return resp
 
@@ -196,21 +210,23 @@ RUN_HANDOFF_COLUMNS = [*HANDOFF_COLUMNS, "boundaries"]
 """A handoff on its run's detail page, with its six boundaries."""
 IN_FLIGHT_COLUMNS = [
     "run_id", "service", "current_agent", "last_handoff_at", "seconds_since_last_handoff",
-    "verdict", "verdict_label", "stuck", "loop", "pending_approvals",
+    "verdict", "verdict_label", "stuck", "loop", "pending_approvals", "acknowledgement",
 ]  # fmt: skip
 RUN_LIST_COLUMNS = [
     *RUN_COLUMNS, "final_agent", "source_label", "in_flight", "stuck",
-    "seconds_since_last_activity", "trace_ids", "conversation_ids",
+    "seconds_since_last_activity", "trace_ids", "conversation_ids", "acknowledgement",
 ]  # fmt: skip
 EDGE_COLUMNS = [
     "kind", "from_agent", "to_agent", "count", "unhealthy", "unhealthy_share", "undeclared",
     "verdicts", "runs",
 ]  # fmt: skip
-LOOP_COLUMNS = ["run_id", "service", "cycle", "repeats", "turns", "status", "last_seen_at"]
+LOOP_COLUMNS = [
+    "run_id", "service", "cycle", "repeats", "turns", "status", "last_seen_at", "acknowledgement",
+]  # fmt: skip
 APPROVAL_COLUMNS = [
     "run_id", "handoff_id", "service", "owner", "reason", "deadline", "seconds_left",
     "verdict", "verdict_label", "missing", "resume_token_id", "state_persisted",
-    "checkpointed_at", "notifications",
+    "checkpointed_at", "notifications", "acknowledgement",
 ]  # fmt: skip
 FALSE_COMPLETION_COLUMNS = [
     "run_id", "service", "final_agent", "ended_at", "outcome_result", "verifier",
@@ -265,6 +281,9 @@ class Live:
     """The four tiles: stuck, looping, approvals_overdue, false_complete (docs/api.md)."""
     in_flight_total: int = 0
     wait_counts: dict[str, int] = field(default_factory=dict)
+    acknowledged: dict[str, int] = field(default_factory=dict)
+    """Of the tiles' counts, the acknowledged ones: `stuck`, `looping`, `overdue` (the
+    board's `*_acknowledged`)."""
 
 
 @dataclass
@@ -371,7 +390,16 @@ def _live(api: str, token: str | None, service: str | None, window_seconds: int)
         board={str(k): _counts(v) for k, v in board.items() if isinstance(v, dict)},
         in_flight_total=_int(body.get("runs_in_flight_total")),
         wait_counts=_counts(body.get("wait_counts")),
+        acknowledged={
+            k.removesuffix(ACKNOWLEDGED): _int(v)
+            for k, v in board.items()
+            if k.endswith(ACKNOWLEDGED)
+        },
     )
+
+
+ACKNOWLEDGED = "_acknowledged"
+"""Suffix of the board's counts of acknowledged items (`stuck_acknowledged`, …)."""
 
 
 def _counts(raw: object) -> dict[str, int]:
@@ -640,10 +668,121 @@ def weekly_csv(service: str | None, weeks: int) -> bytes:
     return _weekly_csv(c.api, c.token, service, weeks)
 
 
+# --- acknowledgements (docs/api.md, Acknowledgements) ------------------------------------
+# The dashboard's only writes. Each one forgets every cached answer, so the page that
+# reruns after it shows the acknowledgement on its banner, tables, tiles and sidebar at
+# once instead of after a TTL (which would read as "it did not work" and invite a second
+# click).
+
+ACK_PATH = f"{API_PREFIX}/acknowledgements"
+
+ACK_WRITABLE = "writable"
+ACK_READ_ONLY = "read_only"
+"""The API answered 405: a `handoffscope api` process serving the store read-only."""
+ACK_UNSUPPORTED = "unsupported"
+"""The API has no acknowledgements at all (404): a collector older than the dashboard."""
+ACK_PROBE_TTL_SECONDS = 60
+
+
+class ReadOnlyApi(CollectorError):
+    """The API refused a write with 405: acknowledge through a collector instead."""
+
+
+class NothingToClear(CollectorError):
+    """DELETE answered 404: no acknowledgement of that target is active (expired, or
+    cleared from another page or by `handoffscope ack clear`)."""
+
+
+@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
+def _acknowledgements(api: str, token: str | None, active: bool) -> list[dict[str, Any]]:
+    body = _json(api, token, ACK_PATH, {"active": "true" if active else "false"})
+    return _list(body, "acknowledgements", ACK_PATH)
+
+
+def acknowledgements(active: bool = True) -> list[dict[str, Any]]:
+    """Active acknowledgements (`active=False`: the last 200, expired and cleared too), as
+    the API's `Acknowledgement` objects."""
+    c = connection()
+    return _acknowledgements(c.api, c.token, active)
+
+
+@st.cache_data(ttl=ACK_PROBE_TTL_SECONDS, show_spinner=False)
+def _ack_probe(api: str, token: str | None) -> str:
+    # An empty body: a collector refuses it (400/422) without writing anything, a
+    # read-only API answers 405 before reading it. Asking the API beats guessing from
+    # its version or from /openapi.json, which documents the route on both.
+    resp = _send(api, token, "POST", ACK_PATH, body={})
+    if resp.status_code == 405:
+        return ACK_READ_ONLY
+    if resp.status_code == 404:
+        return ACK_UNSUPPORTED
+    return ACK_WRITABLE
+
+
+def ack_support() -> str:
+    """Whether this dashboard's API takes acknowledgements: `ACK_WRITABLE`,
+    `ACK_READ_ONLY` or `ACK_UNSUPPORTED`."""
+    c = connection()
+    return _ack_probe(c.api, c.token)
+
+
+def _write_error(resp: httpx.Response, what: str) -> CollectorError:
+    detail = _error_text(resp)
+    if resp.status_code == 405:
+        return ReadOnlyApi(detail, "Acknowledge through a collector's API or `handoffscope ack`.")
+    return BadResponse(f"The collector refused to {what}: {detail}")
+
+
+def acknowledge(
+    event: str,
+    run_id: str,
+    handoff_id: str | None,
+    *,
+    by: str,
+    for_seconds: int,
+    note: str,
+) -> dict[str, Any]:
+    """`POST /acknowledgements`; returns the `Acknowledgement` the collector stored (it
+    replaces an active one of the same target)."""
+    c = connection()
+    body = {
+        "event": event,
+        "run_id": run_id,
+        "handoff_id": handoff_id,
+        "by": by,
+        "until": None,
+        "for_seconds": for_seconds,
+        "note": note,
+    }
+    resp = _send(c.api, c.token, "POST", ACK_PATH, body=body)
+    clear_cache()
+    if resp.status_code not in (200, 201):
+        raise _write_error(resp, "acknowledge")
+    try:
+        stored = resp.json()
+    except ValueError as exc:
+        raise BadResponse(f"The collector's answer to POST {ACK_PATH} is not JSON.") from exc
+    return stored if isinstance(stored, dict) else {}
+
+
+def clear_acknowledgement(event: str, run_id: str, handoff_id: str | None) -> None:
+    """`DELETE /acknowledgements`: the target alerts again at once."""
+    c = connection()
+    params = {"event": event, "run_id": run_id, "handoff_id": handoff_id}
+    resp = _send(c.api, c.token, "DELETE", ACK_PATH, params)
+    clear_cache()
+    if resp.status_code == 404:
+        raise NothingToClear(
+            "Nothing to clear: this acknowledgement has expired or was cleared already."
+        )
+    if resp.status_code >= 400:
+        raise _write_error(resp, "clear the acknowledgement")
+
+
 def clear_cache() -> None:
-    """Forget cached answers (the sidebar's "Refresh now")."""
+    """Forget cached answers (the sidebar's "Refresh now", and after every write)."""
     for fn in (
         _health, _services, _live, _runs, _run_list, _run, _edges, _loops, _approvals,
-        _false_completions, _weekly, _weekly_csv, _drops, _sources,
+        _false_completions, _weekly, _weekly_csv, _drops, _sources, _acknowledgements,
     ):  # fmt: skip
         fn.clear()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, notified, style, urlstate
+from handoffscope.dashboard import acknowledge, charts, client, layout, notified, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
 REFRESH_SECONDS = 5
@@ -72,6 +72,7 @@ def _wait_rows(waits: pd.DataFrame) -> pd.DataFrame:
     view = pd.DataFrame({"Status": [style.verdict_label(v) for v in waits["verdict"]]})
     view["Run"] = [layout.run_url(r) for r in waits["run_id"]]
     view["Time left"] = [style.time_left(s) for s in waits["seconds_left"]]
+    view["Acknowledged"] = acknowledge.column(waits["acknowledgement"])
     view["Safe next step"] = [
         _next_step(v, o, s)
         for v, o, s in zip(waits["verdict"], waits["owner"], waits["service"], strict=True)
@@ -90,7 +91,7 @@ def _wait_rows(waits: pd.DataFrame) -> pd.DataFrame:
 def board() -> None:
     with layout.guard():
         listed = client.approvals(filters.service, limit=LIMIT)
-        waits, counts = listed.rows, listed.counts
+        waits, counts = acknowledge.unacknowledged_first(listed.rows, "verdict"), listed.counts
         layout.last_updated(pd.Timestamp.now(tz="UTC"), REFRESH_SECONDS)
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("Overdue", style.count(counts.get(sc.APPROVAL_OVERDUE, 0), "wait"))

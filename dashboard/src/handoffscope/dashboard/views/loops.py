@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style, urlstate
+from handoffscope.dashboard import acknowledge, charts, client, layout, style, urlstate
 from handoffscope.dashboard.cycles import by_cycle, cycle_key
 from handoffscope.instrumentation import semconv as sc
 
@@ -84,6 +84,7 @@ with layout.guard():
         if int(pick) > 0:
             chosen = cycles.iloc[int(pick) - 1]["key"]
             loops = loops[[cycle_key(c) == chosen for c in loops["cycle"]]].reset_index(drop=True)
+        loops = acknowledge.unacknowledged_first(loops)
 
         view = layout.with_run_links(loops)[["run_id", "service"]].rename(
             columns={"run_id": "Run", "service": "Service"}
@@ -92,6 +93,7 @@ with layout.guard():
         view["Repeats"] = [style.count(n, "repeat") for n in loops["repeats"]]
         view["Turns burned"] = [style.count(n, "turn") for n in loops["turns"]]
         view["Status"] = [style.status_label(s) for s in loops["status"]]
+        view["Acknowledged"] = acknowledge.column(loops["acknowledgement"])
         view["Last seen"] = [style.clock(t) for t in loops["last_seen_at"]]
         layout.table(view, column_config={"Run": layout.run_link_column()})
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import client, layout, style, urlstate
+from handoffscope.dashboard import acknowledge, client, layout, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
 # Runs a page; every match is reachable page by page (`?page=`). A comment, not a string:
@@ -132,6 +132,7 @@ with layout.guard():
         view = pd.DataFrame({"Run": [layout.run_url(r) for r in runs["run_id"]]})
         view["Verdict"] = [style.verdict_label(v) for v in runs["verdict"]]
         view["State"] = [_state_words(r) for r in runs.itertuples()]
+        view["Acknowledged"] = acknowledge.column(runs["acknowledgement"])
         view["Service"] = [style.text(v) for v in runs["service"]]
         # A run translated from another instrumentation's spans says so: what it can show
         # differs (Run detail says what was not observed). Empty for the shim's own runs.
