@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import pytest
 from alerts.alerts_support import Receiver
-from dashboard_support import CHROMIUM_ARGS, DAY_NS, PAGE_SECONDS, settle
+from dashboard_support import CHROMIUM_ARGS, DAY_NS, PAGE_SECONDS, open_page, settle
 from seed_operator import (
     OVERDUE,
     PENDING,
@@ -218,6 +218,17 @@ def test_a_thousand_waits_overdue_first_every_one_reachable_page_bounded(
     want = expected(WAITS)
     api = _api(operator_api, "/api/v1/approvals", limit=WAITS)
     assert api["total"] == WAITS
+
+    # Paged through in the answer's order, 300 at a time, the waits are the same ones.
+    def key(a: dict) -> tuple:
+        return (a["run_id"], a["handoff_id"])
+
+    paged = [
+        key(a)
+        for offset in range(0, WAITS, 300)
+        for a in _api(operator_api, "/api/v1/approvals", limit=300, offset=offset)["approvals"]
+    ]
+    assert paged == [key(a) for a in api["approvals"]]
     assert api["counts"] == {
         sc.APPROVAL_OVERDUE: want[OVERDUE],
         sc.WAIT_UNCERTAIN: want[UNCERTAIN],
@@ -278,6 +289,26 @@ def test_a_thousand_waits_overdue_first_every_one_reachable_page_bounded(
     assert only[0] == owner and sum(only[1:]) == by_owner[owner]
     grid = _grid(page.locator('[data-testid="stExpander"] [data-testid="stDataFrame"]').first)
     assert grid["count"] == by_owner[owner]
+
+
+def test_the_approvals_page_reads_every_wait_a_page_at_a_time(
+    operator_api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past one API page (here 300, as if the collector held 3,000+ waits): the page reads
+    the rest with `offset`, so every wait is in an owner's group, none counted twice."""
+    from handoffscope.dashboard import client
+
+    monkeypatch.setattr(client, "APPROVALS_PAGE", 300)
+    client._approvals.clear()
+    at = open_page("approvals", monkeypatch, operator_api)
+    assert not at.exception
+    listed = client.approvals(None)
+    assert len(listed.rows) == listed.total == WAITS
+    keys = list(zip(listed.rows["run_id"], listed.rows["handoff_id"], strict=True))
+    assert len(set(keys)) == WAITS
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Open waits"] == _count(WAITS, "wait")
+    assert not [c.value for c in at.caption if "Showing" in str(c.value)]
 
 
 # --- Runs: past 600 --------------------------------------------------------------------------

@@ -574,15 +574,31 @@ def loops(service: str | None, window_seconds: int | None, limit: int = 100) -> 
 @st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
 def _approvals(api: str, token: str | None, service: str | None, limit: int) -> Listed:
     path = f"{API_PREFIX}/approvals"
-    body = _json(api, token, path, {"service": service, "limit": limit})
-    df = frame(_list(body, "approvals", path), APPROVAL_COLUMNS)
+    # Page through the collector's order (`offset`) up to `limit` waits: the page groups
+    # them by owner, so it needs every one, not the first API page.
+    rows: list[dict[str, Any]] = []
+    body: dict[str, Any] = {}
+    while len(rows) < limit:
+        ask = min(APPROVALS_PAGE, limit - len(rows))
+        params = {"service": service, "limit": ask, "offset": len(rows)}
+        body = _json(api, token, path, params)
+        page = _list(body, "approvals", path)
+        rows += page
+        if len(page) < ask or len(rows) >= _int(body.get("total")):
+            break
+    df = frame(rows, APPROVAL_COLUMNS)
     df["seconds_left"] = pd.to_numeric(df["seconds_left"], errors="coerce")
     return Listed(df, _int(body.get("total")), _counts(body.get("counts")))
 
 
-def approvals(service: str | None, limit: int = 1000) -> Listed:
+APPROVALS_PAGE = 1000
+"""The query API's largest page (`limit`)."""
+
+
+def approvals(service: str | None, limit: int = 10_000) -> Listed:
     """Open waits in the collector's order (overdue, then uncertain, then by deadline), at
-    most `limit`, with the total and the count per verdict of every open wait."""
+    most `limit` (fetched a page at a time), with the total and the count per verdict of
+    every open wait."""
     c = connection()
     return _approvals(c.api, c.token, service, limit)
 

@@ -817,6 +817,7 @@ class QueryAPI:
             "now": now,
             "service": p.service,
             "limit": p.limit,
+            "offset": p.offset,
             "overdue": sc.APPROVAL_OVERDUE,
             "uncertain": sc.WAIT_UNCERTAIN,
         }

@@ -235,6 +235,11 @@ class RunPageParams(Query):
 
 class ApprovalsParams(ServiceParams):
     limit: Limit = Field(DEFAULT_LIMIT, description=f"Max rows (default {DEFAULT_LIMIT}).")
+    offset: PageOffset = Field(
+        0,
+        description="Skip this many waits, in the answer's order (the next page: offset + "
+        "limit); `total` counts every open wait.",
+    )
 
 
 LIVE_WINDOW_DEFAULT = 3600

@@ -1,7 +1,8 @@
 -- GET /api/v1/approvals: open and expired waits, overdue first, then uncertain, then
 -- by deadline (soonest first; none last). The waits table holds only undecided and
 -- expired waits, so it stays small and needs no time filter.
--- $overdue / $uncertain are the verdict names, bound from semconv.
+-- $overdue / $uncertain are the verdict names, bound from semconv; $offset pages through
+-- every wait in this order (the answer's `total` counts them all).
 WITH w AS (
     SELECT
         *,
@@ -17,4 +18,4 @@ ORDER BY
     checkpointed_ns,
     run_id,
     handoff_id
-LIMIT $limit;
+LIMIT $limit OFFSET $offset;

@@ -1,7 +1,8 @@
 -- GET /api/v1/approvals: open and expired waits, overdue first, then uncertain, then
 -- by deadline (soonest first; none last). The waits table holds only undecided and
 -- expired waits, so it stays small and needs no time filter.
--- $overdue / $uncertain are the verdict names, bound from semconv.
+-- $overdue / $uncertain are the verdict names, bound from semconv; $offset pages through
+-- every wait in this order (the answer's `total` counts them all).
 -- PostgreSQL: the order is found over the sort keys and row_seq alone, then the page's
 -- rows are read: sorting whole rows took 83 ms for 40k waits (bench_scale_out.py's
 -- 10M-handoff history), the narrow sort 35 ms.
@@ -18,7 +19,7 @@ WITH top AS (
     FROM waits
     WHERE $service::VARCHAR IS NULL OR service = $service
     ORDER BY rank, deadline_ns NULLS LAST, checkpointed_ns, run_id, handoff_id
-    LIMIT $limit
+    LIMIT $limit OFFSET $offset
 )
 SELECT
     w.*,
