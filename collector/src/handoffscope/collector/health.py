@@ -52,6 +52,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.verdicts.explain import REJECTION_BUCKETS
 
 from .query.api import acknowledged_counts
 from .store import statements
@@ -67,8 +68,7 @@ board's default window, so its tile and the gauge agree)."""
 OTHER = "other"
 UNKNOWN = "unknown"
 """Label value for a service or agent the evidence did not name."""
-ROUTE_REASON = "route"
-REJECTION_REASONS = (ROUTE_REASON, *sc.REJECTION_REASONS)
+REJECTION_REASONS = REJECTION_BUCKETS
 
 GAUGES = {
     "runs_in_flight": "Runs with no terminal status, however old their last evidence.",

@@ -52,7 +52,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from handoffscope.instrumentation import semconv as sc
-from handoffscope.instrumentation.classify import Classification, HandoffEvidence, classify
+from handoffscope.instrumentation.classify import Classification, classify
+from handoffscope.instrumentation.verdicts import boundaries
+from handoffscope.instrumentation.verdicts.explain import not_observed_note, run_why
 
 from ..processor.translate import SOURCES
 from ..store import statements
@@ -85,7 +87,6 @@ NOTIFY_EVENTS = list(sc.NOTIFY_EVENTS)
 NS_PER_HOUR = 3600 * NS
 NS_PER_DAY = 24 * NS_PER_HOUR
 EDGE_RUNS = 20
-ROUTE_REASON = "route"
 ACK_RECENT_LIMIT = 200
 """GET /api/v1/acknowledgements?active=false lists this many, newest first."""
 ACK_READ_ONLY = "acknowledge through a collector: this process serves the query API read-only"
@@ -133,52 +134,6 @@ def _rate(part: int, whole: int) -> float | None:
 
 
 # --- handoffs: evidence back from a row, boundaries, JSON ----------------------------------
-
-
-PASSED, FAILED, UNKNOWN, NOT_OBSERVED = sc.PASSED, sc.FAILED, sc.UNKNOWN, sc.NOT_OBSERVED
-
-
-def boundaries(
-    ev: HandoffEvidence, c: Classification, unobserved: tuple[str, ...] | list[str] = ()
-) -> dict[str, str]:
-    """Each of the six boundaries: passed (evidence says so), failed, unknown or not_observed.
-
-    Unknown means no evidence yet, or not reached because an earlier check failed;
-    not_observed that the source cannot see this boundary (`handoff.unobserved`), so a
-    healthy verdict says nothing about it. The checks run in the order of
-    docs/architecture.md, Verdicts, where the progress check (loops) sits between the
-    destination and the result, and the wait checks come last.
-    """
-    evidence = {
-        sc.BOUNDARY_ROUTE: ev.route_declared is True
-        or (ev.route_goto is not None and ev.to_agent is not None),
-        sc.BOUNDARY_CONTROL: ev.control_before is not None or ev.control_after is not None,
-        sc.BOUNDARY_TOOL_PROTOCOL: ev.tool_call_closed is True,
-        sc.BOUNDARY_CONTEXT: ev.destination_started is not None or ev.rejection_reason is not None,
-        sc.BOUNDARY_DESTINATION: ev.destination_started is True,
-        sc.BOUNDARY_RESULT: ev.outcome_result == sc.OUTCOME_PASS,
-    }
-    order = list(sc.BOUNDARIES)
-    failed = c.failed_boundary
-    if failed in order:
-        stop = order.index(failed)
-    elif failed == sc.BOUNDARY_PROGRESS:
-        stop = order.index(sc.BOUNDARY_RESULT)  # a loop is judged before the result
-    else:
-        stop = len(order)
-    if failed == sc.BOUNDARY_RUN:
-        stop = order.index(sc.BOUNDARY_DESTINATION)  # the run failed before admission
-    out = {}
-    for i, b in enumerate(order):
-        if i < stop:
-            out[b] = PASSED if evidence[b] else UNKNOWN
-        elif i == stop and b == failed:
-            out[b] = FAILED
-        else:
-            out[b] = UNKNOWN
-        if b in unobserved and out[b] != FAILED:
-            out[b] = NOT_OBSERVED
-    return out
 
 
 def handoff_fields(row: dict[str, Any], now: int, grace: float) -> tuple[dict[str, Any], Any]:
@@ -410,48 +365,11 @@ def run_facts(row: dict[str, Any], verdict: str) -> dict[str, Any]:
     )
 
 
-def run_why(row: dict[str, Any], verdict: str, handoffs: Sequence[m.Handoff]) -> str:
-    """The run's verdict in words: its first failing handoff's why, or the run-level fact."""
-    for h in handoffs:
-        if h.verdict == verdict and h.why:
-            edge = f"{h.from_agent or '?'} → {h.to_agent or '?'}"
-            return f"{edge} ({h.failed_boundary or 'handoff'}): {h.why}"
-    if verdict == sc.LOOP:
-        cycle = " → ".join(row["loop_cycle"] or [])
-        return f"the run cycles without new work{': ' + cycle if cycle else ''}"
-    if verdict == sc.FALSE_COMPLETE:
-        return "the run claimed completion without a passing verifier"
-    if verdict == sc.RUN_FAILED:
-        if row["status"] == sc.RUN_STATUS_MAX_TURNS:
-            return "the run hit its turn or recursion limit"
-        return "the run crashed (status failed)"
-    if verdict == sc.UNVERIFIED:
-        svc = row["service"] or "this service"
-        return f"completed, but no verifier is reported by {svc}: add record_outcome"
-    if verdict == sc.HEALTHY and row["unobserved"]:
-        return "every observed boundary passed"
-    return sc.VERDICT_LABELS.get(verdict, verdict)
-
-
 def source_label(source: str | None) -> str | None:
     """How people call the instrumentation a run was translated from ("OpenInference")."""
     if source is None:
         return None
     return SOURCE_LABELS.get(source, source)
-
-
-def not_observed_note(unobserved: list[str], source: str | None = None) -> str | None:
-    """What `healthy` cannot speak for on this run (the source cannot see these checks).
-
-    A run translated from another instrumentation's spans says which, and that waits and
-    verifier outcomes are never in them ("from OpenInference spans: ... not observed").
-    """
-    if source is not None:
-        seen = [*unobserved, sc.BOUNDARY_WAIT + "s", "outcomes"]
-        return f"from {source_label(source)} spans: " + ", ".join(seen) + " not observed"
-    if not unobserved:
-        return None
-    return "not observed by this source: " + ", ".join(unobserved)
 
 
 SPAN_ATTRIBUTE_COLUMNS = tuple(ATTRIBUTE_COLUMNS.items())
@@ -692,13 +610,20 @@ class QueryAPI:
         path = list(r["path"])
         return m.RunDetail(
             **run_facts(r, verdict),
-            why=run_why(r, verdict, first),
+            why=run_why(
+                verdict,
+                first,
+                status=r["status"],
+                service=r["service"],
+                loop_cycle=r["loop_cycle"] or (),
+                unobserved=r["unobserved"] or (),
+            ),
             # Whichever page of handoffs is asked for, the one that decides the verdict.
             first_failure=first[0] if first else None,
             next_step=sc.NEXT_STEPS[verdict],
             verification_expected=bool(r["verification_expected"]),
             unobserved=unobserved,
-            not_observed=not_observed_note(unobserved, r["source"]),
+            not_observed=not_observed_note(unobserved, source_label(r["source"])),
             source=r["source"],
             source_label=source_label(r["source"]),
             final_agent=r["final_agent"],

@@ -26,11 +26,16 @@ REJECTION_BUCKETS = (ROUTE_BUCKET, *sc.REJECTION_REASONS)
 class JudgedHandoff(Protocol):
     """What `run_why` reads of a run's handoffs (the query API's `Handoff` has it)."""
 
-    verdict: str
-    why: str | None
-    from_agent: str | None
-    to_agent: str | None
-    failed_boundary: str | None
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def why(self) -> str | None: ...
+    @property
+    def from_agent(self) -> str | None: ...
+    @property
+    def to_agent(self) -> str | None: ...
+    @property
+    def failed_boundary(self) -> str | None: ...
 
 
 def rejection_bucket(verdict: str, rejection_reason: str | None) -> str:
