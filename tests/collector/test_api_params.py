@@ -12,7 +12,7 @@ import io
 
 import pytest
 
-from handoffscope.collector.query.api import iso, weekly_body, weekly_csv
+from handoffscope.collector.query.api import iso
 from handoffscope.collector.query.params import (
     INT64_MAX,
     INT64_MIN,
@@ -23,6 +23,7 @@ from handoffscope.collector.query.params import (
     parse_time,
     parse_verdict,
 )
+from handoffscope.collector.query.weekly import weekly_body, weekly_csv
 from handoffscope.instrumentation import semconv as sc
 
 S = 10**9

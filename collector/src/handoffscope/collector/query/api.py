@@ -33,9 +33,8 @@ collector's `--grace-seconds`, so the verdict, its boundary and its explanation 
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
+import inspect
 import logging
 import threading
 import time
@@ -64,7 +63,9 @@ from . import models as m
 from . import openapi
 from .params import INT64_MAX, INT64_MIN, NS, BadParam, parse_time
 from .path_summary import summarise
+from .routes import READS, Read
 from .sources import fold, translator_infos
+from .weekly import rate, week_label, weekly_body, weekly_csv
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ ACK_RECENT_LIMIT = 200
 """GET /api/v1/acknowledgements?active=false lists this many, newest first."""
 ACK_READ_ONLY = "acknowledge through a collector: this process serves the query API read-only"
 RUN_EVENTS = (sc.NOTIFY_RUN_STUCK, sc.NOTIFY_RUN_LOOPING)
+KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
 
 # --- small helpers ----------------------------------------------------------------------
@@ -127,10 +129,6 @@ def _seconds(a: int | None, b: int | None) -> float | None:
 
 def _clamp(ns: int) -> int:
     return max(INT64_MIN, min(ns, INT64_MAX))
-
-
-def _rate(part: int, whole: int) -> float | None:
-    return round(part / whole, 6) if whole else None
 
 
 # --- handoffs: evidence back from a row, boundaries, JSON ----------------------------------
@@ -711,7 +709,7 @@ class QueryAPI:
                     to_agent=r["to_agent"],
                     count=r["count"],
                     unhealthy=r["unhealthy"],
-                    unhealthy_share=_rate(r["unhealthy"], r["count"]) or 0.0,
+                    unhealthy_share=rate(r["unhealthy"], r["count"]) or 0.0,
                     undeclared=r["undeclared"],
                     verdicts=verdicts,
                     runs=newest.get((r["from_agent"], r["to_agent"]), []),
@@ -879,7 +877,7 @@ class QueryAPI:
         today = (dt.datetime(1970, 1, 1) + dt.timedelta(seconds=now // NS)).date()
         monday = today - dt.timedelta(days=today.weekday())
         starts = [monday - dt.timedelta(weeks=i) for i in range(p.weeks - 1, -1, -1)]
-        labels = [_week_label(d) for d in starts]
+        labels = [week_label(d) for d in starts]
         # This week is partial: its rates rest on the days since Monday 00:00 UTC only.
         elapsed = (now / NS - (monday - dt.date(1970, 1, 1)).days * 86400) / 86400
         rows = _rows(cur, "weekly", {"start": starts[0], "service": p.service})
@@ -969,158 +967,57 @@ class QueryAPI:
     # --- the routes ------------------------------------------------------------------------
 
     def router(self) -> APIRouter:
-        """`/api/v1/*`: one GET operation per reader, declared with its parameter and answer
-        models (what the OpenAPI document is generated from)."""
+        """`/api/v1/*`: one GET operation per reader (`routes.READS`), declared with its
+        parameter and answer models (what the OpenAPI document is generated from), and the
+        acknowledgement writes."""
         router = APIRouter(prefix=PREFIX)
         bad = {400: {"model": m.Error, "description": openapi.BAD_PARAM}}
-
-        def get(path: str, answer: type[BaseModel], summary: str, description: str, **kw: Any):
-            kw.setdefault("responses", bad)
-
-            def register(endpoint: Callable[..., Response]) -> Callable[..., Response]:
-                router.add_api_route(
-                    path,
-                    endpoint,
-                    methods=["GET"],
-                    response_model=answer,
-                    summary=summary,
-                    description=description,
-                    operation_id=summary.lower().replace(" ", "_"),
-                    **kw,
-                )
-                # HEAD too, as Starlette's GET routes always answered it; not documented.
-                router.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)
-                return endpoint
-
-            return register
-
-        @get(
-            "/services", m.Services, "Services", "Every service.name that sent a run.", responses={}
-        )
-        def services() -> Response:
-            return self.answer(self.services)
-
-        @get(
-            "/runs",
-            m.RunsPage,
-            "Runs",
-            "Runs first seen in the window that match the search, in the asked order; "
-            "`total` counts every match.",
-        )
-        def runs(p: Annotated[m.RunsParams, Query()]) -> Response:
-            return self.answer(self.runs, p, exclude_unset=True)
-
-        @get(
-            "/runs/{run_id:path}",
-            m.RunDetail,
-            "Run detail",
-            "One run: facts, path (and its summary), loop, waits, outcomes, one page of its "
-            "handoffs with their six boundaries and one page of its spans, with totals.",
-            responses={**bad, 404: {"model": m.Error, "description": "No run with this id."}},
-        )
-        def run(
-            run_id: Annotated[str, Path(description="handoff.run_id")],
-            p: Annotated[m.RunPageParams, Query()],
-        ) -> Response:
-            return self.answer(self.run, run_id, p)
-
-        @get(
-            "/handoffs", m.Handoffs, "Handoffs", "Handoffs first seen in the window, newest first."
-        )
-        def handoffs(p: Annotated[m.HandoffsParams, Query()]) -> Response:
-            return self.answer(self.handoffs, p)
-
-        @get(
-            "/edges",
-            m.Edges,
-            "Edges",
-            "Agent-to-agent edges of handoffs in the window, busiest first.",
-        )
-        def edges(p: Annotated[m.WindowParams, Query()]) -> Response:
-            return self.answer(self.edges, p)
-
-        @get(
-            "/loops",
-            m.Loops,
-            "Loops",
-            "Runs first seen in the window with a loop, most recently active first.",
-        )
-        def loops(p: Annotated[m.ListParams, Query()]) -> Response:
-            return self.answer(self.loops, p)
-
-        @get(
-            "/approvals",
-            m.Approvals,
-            "Approvals",
-            "Open and expired waits: overdue first, then uncertain, then by deadline.",
-        )
-        def approvals(p: Annotated[m.ApprovalsParams, Query()]) -> Response:
-            return self.answer(self.approvals, p)
-
-        @get(
-            "/false_completions",
-            m.FalseCompletions,
-            "False completions",
-            "Runs first seen in the window that claimed done without a passing verifier.",
-        )
-        def false_completions(p: Annotated[m.ListParams, Query()]) -> Response:
-            return self.answer(self.false_completions, p)
-
-        @get(
-            "/live",
-            m.Live,
-            "Live board",
-            "Runs in flight, verdict counts and per-minute timeline, newest unhealthy handoffs.",
-        )
-        def live(p: Annotated[m.LiveParams, Query()]) -> Response:
-            return self.answer(self.live, p)
-
-        @get(
-            "/review/weekly",
-            m.Weekly,
-            "Weekly review",
-            "Rejection rate (route_rejected + contract_rejected) per ISO week, by reason, "
-            "edge and receiving agent.",
-            # format=csv answers the same figures as text/csv (weekly_csv).
-            responses={**bad, 200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
-        )
-        def weekly(p: Annotated[m.WeeklyParams, Query()]) -> Response:
-            return self.answer(self.weekly, p)
-
-        @get(
-            "/drops",
-            m.Drops,
-            "Dropped attributes",
-            "Attribute NAMES the allowlist removed, per service (values are never kept).",
-            responses={},
-        )
-        def drops() -> Response:
-            return self.answer(self.drops)
-
-        @get(
-            "/sources",
-            m.Sources,
-            "Sources",
-            "Every instrumentation scope that sent spans, per service: spans received, "
-            "how many became handoff evidence, how many were refused and why, and what to "
-            "do about it; and the instrumentations this collector translates.",
-            responses={},
-        )
-        def sources() -> Response:
-            return self.answer(self.sources)
-
-        @get(
-            "/acknowledgements",
-            m.Acknowledgements,
-            "Acknowledgements",
-            "Operators' acknowledgements of stuck runs, loops and overdue waits: the active "
-            "ones, or (active=false) the last 200 made, newest first.",
-        )
-        def acknowledgements(p: Annotated[m.AcknowledgementsParams, Query()]) -> Response:
-            return self.answer(self.acknowledgements, p)
-
+        for read in READS:
+            endpoint = self._endpoint(read)
+            if read.responses is None:
+                responses: dict[Any, Any] = bad
+            else:
+                responses = {**bad, **read.responses} if read.responses else {}
+            router.add_api_route(
+                read.path,
+                endpoint,
+                methods=["GET"],
+                response_model=read.answer,
+                summary=read.summary,
+                description=read.description,
+                operation_id=read.summary.lower().replace(" ", "_"),
+                name=read.reader,
+                responses=responses,
+            )
+            # HEAD too, as Starlette's GET routes always answered it; not documented.
+            router.add_api_route(read.path, endpoint, methods=["HEAD"], include_in_schema=False)
         self._ack_writes(router, bad)
         return router
+
+    def _endpoint(self, read: Read) -> Callable[..., Response]:
+        """The endpoint of one row of `READS`: its path and query parameters as FastAPI
+        reads them (the signature is built, since the models vary by row), answering
+        through `self.answer` with the row's reader."""
+        reader = getattr(self, read.reader)
+        params: list[inspect.Parameter] = []
+        if read.path_param:
+            doc = Path(description=read.path_doc)
+            params.append(
+                inspect.Parameter(read.path_param, KEYWORD, annotation=Annotated[str, doc])
+            )
+        if read.params is not None:
+            params.append(
+                inspect.Parameter("p", KEYWORD, annotation=Annotated[read.params, Query()])
+            )
+        extra = {"exclude_unset": True} if read.exclude_unset else {}
+
+        def endpoint(**kw: Any) -> Response:
+            args = [kw[p.name] for p in params]
+            return self.answer(reader, *args, **extra)
+
+        endpoint.__signature__ = inspect.Signature(params, return_annotation=Response)  # type: ignore[attr-defined]
+        endpoint.__name__ = read.reader
+        return endpoint
 
     def _ack_writes(self, router: APIRouter, bad: dict[Any, Any]) -> None:
         """POST and DELETE /acknowledgements: the API's only writes. A process that serves
@@ -1245,150 +1142,3 @@ def query_app(
 
     app.add_route("/docs", docs, methods=["GET"], include_in_schema=False)
     return app
-
-
-def _week_label(d: dt.date) -> str:
-    year, week, _ = d.isocalendar()
-    return f"{year}-W{week:02d}"
-
-
-def weekly_body(
-    rows: list[dict[str, Any]], labels: list[str], *, this_week_days: float = 7.0
-) -> dict[str, Any]:
-    """The weekly review from rollup rows (week, from_agent, to_agent, reason, handoffs).
-
-    The last label is the current week, `partial` with `days` = `this_week_days` (the
-    days elapsed since its Monday): a reader must not weigh its rate like a whole week's.
-    Every other week is whole (`days` 7)."""
-    total: dict[str, int] = dict.fromkeys(labels, 0)
-    rejected: dict[str, int] = dict.fromkeys(labels, 0)
-    by_reason: dict[tuple, int] = defaultdict(int)
-    by_edge: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-    by_agent: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-    by_edge_reason: dict[tuple, int] = defaultdict(int)
-    for r in rows:
-        week = r["week"]
-        if week not in total:
-            continue
-        n = int(r["handoffs"])
-        rej = n if r["reason"] else 0
-        total[week] += n
-        rejected[week] += rej
-        if r["reason"]:
-            by_reason[(week, r["reason"])] += n
-            by_edge_reason[(week, r["from_agent"] or None, r["to_agent"] or None, r["reason"])] += n
-        edge = by_edge[(week, r["from_agent"] or None, r["to_agent"] or None)]
-        edge[0] += n
-        edge[1] += rej
-        agent = by_agent[(week, r["to_agent"] or None)]
-        agent[0] += n
-        agent[1] += rej
-    order = {w: i for i, w in enumerate(labels)}
-
-    def key(item):
-        return (
-            order[item[0][0]],
-            -item[1][1] if isinstance(item[1], list) else -item[1],
-            str(item[0][1:]),
-        )
-
-    return {
-        "this_week": labels[-1],
-        "last_week": labels[-2] if len(labels) > 1 else None,
-        "weeks": [
-            {
-                "week": w,
-                "handoffs": total[w],
-                "rejections": rejected[w],
-                "rate": _rate(rejected[w], total[w]),
-                "partial": w == labels[-1],
-                "days": round(min(max(this_week_days, 0.0), 7.0), 3) if w == labels[-1] else 7.0,
-            }
-            for w in labels
-        ],
-        "by_reason": [
-            {"week": w, "reason": reason, "count": n, "rate": _rate(n, total[w])}
-            for (w, reason), n in sorted(by_reason.items(), key=key)
-        ],
-        "by_edge": [
-            {
-                "week": w,
-                "from_agent": f,
-                "to_agent": t,
-                "handoffs": n,
-                "rejections": rej,
-                "rate": _rate(rej, n),
-            }
-            for (w, f, t), (n, rej) in sorted(by_edge.items(), key=key)
-        ],
-        "by_agent": [
-            {"week": w, "agent": a, "handoffs": n, "rejections": rej, "rate": _rate(rej, n)}
-            for (w, a), (n, rej) in sorted(by_agent.items(), key=key)
-        ],
-        # Edge × reason: of an edge's handoffs that week, the share refused for each reason.
-        "by_edge_reason": [
-            {
-                "week": w,
-                "from_agent": f,
-                "to_agent": t,
-                "reason": reason,
-                "count": n,
-                "rate": _rate(n, by_edge[(w, f, t)][0]),
-            }
-            for (w, f, t, reason), n in sorted(
-                by_edge_reason.items(), key=lambda kv: (order[kv[0][0]], -kv[1], str(kv[0][1:]))
-            )
-        ],
-    }
-
-
-CSV_COLUMNS = ("week", "dimension", "key", "handoffs", "rejections", "rate")
-
-
-CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-"""A spreadsheet reads a cell beginning with one of these as a formula (OWASP, "CSV
-Injection"): an agent named `=HYPERLINK("http://…")` would become a live link, `@SUM(…)`
-a computation, in the reviewer's spreadsheet."""
-
-
-def csv_cell(value: object) -> object:
-    """`value`, with a leading `'` when it is text a spreadsheet would run as a formula.
-
-    The quote is what spreadsheets themselves use to mark a cell as text; it is visible,
-    which is right: the name really does begin with `=`. Numbers are written as numbers
-    (this file's counts and rates are never negative)."""
-    if isinstance(value, str) and value.startswith(CSV_FORMULA_START):
-        return "'" + value
-    return value
-
-
-def weekly_csv(body: dict[str, Any]) -> str:
-    """One row per (week, dimension, key): dimension is total, reason, edge or agent.
-
-    Every text cell goes through `csv_cell`; an edge with an unknown agent writes it as
-    `?` (as the dashboard does), so `?->billing`, not a cell starting with `-`."""
-    out = io.StringIO()
-    # CRLF, as RFC 4180 has it; it also makes the writer quote a cell holding a bare CR.
-    writer = csv.writer(out, lineterminator="\r\n")
-
-    def write(row: tuple) -> None:
-        writer.writerow([csv_cell(v) for v in row])
-
-    write(CSV_COLUMNS)
-    totals = {r["week"]: r["handoffs"] for r in body["weeks"]}
-
-    def rate(v):
-        return "" if v is None else f"{v:.6f}"
-
-    for r in body["weeks"]:
-        write((r["week"], "total", "", r["handoffs"], r["rejections"], rate(r["rate"])))
-    for r in body["by_reason"]:
-        write((r["week"], "reason", r["reason"], totals[r["week"]], r["count"], rate(r["rate"])))
-    for r in body["by_edge"]:
-        edge = f"{r['from_agent'] or '?'}->{r['to_agent'] or '?'}"
-        write((r["week"], "edge", edge, r["handoffs"], r["rejections"], rate(r["rate"])))
-    for r in body["by_agent"]:
-        write(
-            (r["week"], "agent", r["agent"] or "", r["handoffs"], r["rejections"], rate(r["rate"]))
-        )
-    return out.getvalue()
