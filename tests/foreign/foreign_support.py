@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from support.polling import eventually
+
 HERE = Path(__file__).resolve().parent
 APP_TIMEOUT_S = 240.0
 
@@ -34,3 +36,25 @@ def run_apps(commands: Mapping[str, Sequence[str]]) -> dict[str, dict[str, Any]]
         assert proc.returncode == 0, f"{name} failed:\n{stderr[-4000:]}"
         out[name] = json.loads(stdout.strip().splitlines()[-1])
     return out
+
+
+def refused_whole(collector: Any, scope: str) -> dict[str, Any]:
+    """Check that every span of `scope` reached the collector and was refused, and that no
+    other span was (an instrumentation no translator reads, running beside an adapter);
+    returns the `/api/v1/sources` answer read."""
+    rejected = collector.metric("handoffscope_spans_rejected_total")
+
+    def row(listing: dict[str, Any]) -> dict[str, Any]:
+        found = [s for s in listing["sources"] if s["scope"] == scope]
+        return found[0] if found else {}
+
+    # The per-source counts are stored behind the metrics: wait for them to catch up.
+    listing = eventually(
+        lambda: collector.api("/api/v1/sources"),
+        lambda answer: row(answer).get("refused_spans") == rejected,
+        or_last=True,
+    )
+    refused = row(listing)
+    assert refused.get("status") == "refused", listing
+    assert refused["refused_spans"] == refused["spans_received"] == rejected > 0, refused
+    return listing

@@ -23,6 +23,14 @@ Then:
 - the sentinel is in no API answer, not in /metrics, not in the collector's log, in no byte
   of any file it left and no stored value (support.privacy.assert_content_free).
 
+The same runs again with OpenInference's LlamaIndex instrumentor switched on beside the
+adapter (`HANDOFFSCOPE_LI_OPENINFERENCE=1`: the framework's content-capturing tracing, which
+records every prompt, message, tool argument and output as span attributes, on the same
+tracer provider, so its spans travel in the same exports): its spans reach the collector
+and are refused (no translator reads LlamaIndex's OpenInference spans: they name agents
+only inside content, docs/foreign-spans.md), the verdicts are the same as without it, and
+the sentinel is still nowhere.
+
 Behind the `foreign_env` marker (make test-foreign): the env costs a build on first use.
 """
 
@@ -32,6 +40,7 @@ import json
 from typing import Any
 
 import pytest
+from foreign_support import refused_whole
 from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import semconv as sc
@@ -134,6 +143,28 @@ def test_llama_index_adapter(
         found = collector.api("/api/v1/runs", q=conversation, ids="true")["runs"]
         assert [r["run_id"] for r in found] == [read[0][0]["run_id"]], found
         read.append(found)
+    assert_content_free(
+        collector, tail, stored="llama-index-app", answers={"(verdicts)": json.dumps(read)}
+    )
+
+
+OPENINFERENCE_ENV = {"HANDOFFSCOPE_LI_OPENINFERENCE": "1"}
+OPENINFERENCE_SCOPE = "openinference.instrumentation.llama_index"
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "pingpong", "error", "delegation"])
+def test_llama_index_adapter_beside_openinference_content_capture(
+    scenario: str, framework_env: Any, run_scenario: Any, collector: Any
+) -> None:
+    run = run_scenario(framework_env("llama_index"), collector, scenario, OPENINFERENCE_ENV)
+    check_outcome(scenario, run.result)
+    assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
+    # OpenInference's spans (the content) reached the collector and were refused whole:
+    # the sentinel check below is not vacuous.
+    listing = refused_whole(collector, OPENINFERENCE_SCOPE)
+    # The adapter's verdicts, as without OpenInference (EXPECTED).
+    read = [listing, *check_verdicts(collector, scenario)]
+    tail = run.sentinel.rsplit("-", 1)[1]
     assert_content_free(
         collector, tail, stored="llama-index-app", answers={"(verdicts)": json.dumps(read)}
     )

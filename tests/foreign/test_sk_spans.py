@@ -21,6 +21,11 @@ and an exception message. Then:
 - the sentinel is in no API answer, not in /metrics, not in the collector's log, in no byte
   of any file the collector left and in no text column of any table.
 
+The healthy, ping-pong and crash scenarios run again without the app's span (as an app
+that did not add one runs them): SK then starts a trace per message it delivers, and the
+orchestration must still read as one run (`sk-<topic>`, the translator's docstring) with
+the same verdicts.
+
 Behind the `foreign_env` marker (make test-foreign): the env costs a build on first use, and
 SK seconds to import.
 """
@@ -117,19 +122,16 @@ def check_verdicts(collector: Any, scenario: str) -> list[Any]:
     return [runs, run]
 
 
-@pytest.mark.parametrize("scenario", ["healthy", "pingpong", "undeclared", "error", "crash"])
-def test_sk_handoff_sample_judged_without_content(
-    scenario: str, framework_env: Any, run_scenario: Any, collector_factory: Any
-) -> None:
-    collector = collector_factory(args=COLLECTOR_ARGS)
-    run = run_scenario(framework_env("semantic_kernel"), collector, scenario)
+def check_run_and_privacy(collector: Any, run: Any, scenario: str, app_span: bool) -> None:
+    """Everything one scenario's collector must show, with or without the app's span."""
     check_outcome(scenario, run.result)
     # The driver counts its `main` span too: the one span refused (the app's scope).
     assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
-    assert collector.metric("handoffscope_spans_rejected_total") == 1
+    assert collector.metric("handoffscope_spans_rejected_total") == (1 if app_span else 0)
     listing = collector.api("/api/v1/sources")
     sources = {s["scope"]: s for s in listing["sources"]}
-    assert sources.pop(APP_SCOPE)["refused_spans"] == 1
+    if app_span:
+        assert sources.pop(APP_SCOPE)["refused_spans"] == 1
     # `agent_runtime InProcessRuntime` is not an identifier: listed, but not by its name.
     assert set(sources) <= {*SK_SCOPES, UNREADABLE} and SK_SCOPES[0] in sources, sources
     assert all(listed["refused_spans"] == 0 for listed in sources.values()), sources
@@ -142,9 +144,40 @@ def test_sk_handoff_sample_judged_without_content(
     drops = collector.api("/api/v1/drops")["drops"]
     dropped = {d["attribute"] for d in drops}
     assert {f"semantic_kernel:{key}" for key in CONTENT_KEYS} <= dropped, dropped
-    read = [listing, drops, *check_verdicts(collector, scenario)]
+    verdicts = check_verdicts(collector, scenario)
+    run_id = verdicts[1]["run_id"]
+    # With the app's span the run is its trace; without, every agent turn is a trace of
+    # its own and the run is the orchestration's topic (the translator's module docstring).
+    assert run_id.startswith("sk-") is not app_span, run_id
+    read = [listing, drops, *verdicts]
     # The random tail alone: a store that kept a fragment (truncated, re-encoded) is caught too.
     tail = run.sentinel.rsplit("-", 1)[1]
     assert_content_free(
         collector, tail, stored="sk-handoff-sample", answers={"(verdicts)": json.dumps(read)}
     )
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "pingpong", "undeclared", "error", "crash"])
+def test_sk_handoff_sample_judged_without_content(
+    scenario: str, framework_env: Any, run_scenario: Any, collector_factory: Any
+) -> None:
+    collector = collector_factory(args=COLLECTOR_ARGS)
+    run = run_scenario(framework_env("semantic_kernel"), collector, scenario)
+    check_run_and_privacy(collector, run, scenario, app_span=True)
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "pingpong", "crash"])
+def test_sk_handoff_sample_without_an_app_span_is_one_run(
+    scenario: str, framework_env: Any, run_scenario: Any, collector_factory: Any
+) -> None:
+    """The sample as an app that did not open a span of its own runs it: SK starts a trace
+    per message it delivers (16 traces for the healthy one, 20 for the ping-pong), and the run still reads as
+    ONE run with the same handoffs and verdicts as under the app's span."""
+    collector = collector_factory(args=COLLECTOR_ARGS)
+    run = run_scenario(
+        framework_env("semantic_kernel"),
+        collector,
+        scenario,
+        extra_env={"HANDOFFSCOPE_SK_MAIN_SPAN": "0"},
+    )
+    check_run_and_privacy(collector, run, scenario, app_span=False)

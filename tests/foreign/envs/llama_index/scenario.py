@@ -35,6 +35,12 @@ tracer provider (driver_common.install_tracing), and exports over real OTLP/HTTP
 - uninstrumented: `instrument()` then `uninstrument()`, then the healthy run: nothing is
   reported (the span handler is gone from LlamaIndex's dispatcher).
 
+With `HANDOFFSCOPE_LI_OPENINFERENCE=1`, OpenInference's `LlamaIndexInstrumentor` (the
+instrumentation LlamaIndex's observability docs point to, which records prompts, messages,
+tool arguments and outputs by default) is switched on too, as its README says
+(`LlamaIndexInstrumentor().instrument(tracer_provider=...)`), on the same tracer provider,
+so its spans go to the same collector in the same exports as the adapter's.
+
 Content: the sentinel is in the user message, every tool argument and output, the handoff
 reasons, the answers and an exception; the adapter must send none of it.
 """
@@ -43,6 +49,7 @@ reasons, the answers and an exception; the adapter must send none of it.
 # by its annotation object, which a string annotation is not.
 
 import asyncio
+import os
 import secrets
 import sys
 from collections.abc import Sequence
@@ -287,6 +294,12 @@ async def run_orchestrator() -> dict[str, Any]:
 def main() -> None:
     scenario = scenario_from_argv(EXTRA)
     provider = install_tracing("llama-index-app")
+    if os.environ.get("HANDOFFSCOPE_LI_OPENINFERENCE") == "1":
+        from openinference.instrumentation.llama_index import (
+            LlamaIndexInstrumentor as OpenInferenceInstrumentor,
+        )
+
+        OpenInferenceInstrumentor().instrument(tracer_provider=provider)
     instrumentor = LlamaIndexInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     if scenario == "uninstrumented":

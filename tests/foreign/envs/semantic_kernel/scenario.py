@@ -21,11 +21,13 @@ capture ON), the global tracer provider with a batch processor and the OTLP expo
 (driver_common; HTTP rather than the samples' gRPC: the collector's OTLP/HTTP endpoint), and
 the whole run inside an app span `main` (tracer `observability`, the samples' module). That
 span matters: SK's runtime starts a trace per message it delivers, so without it every agent
-turn is a trace of its own (HANDOFFSCOPE_SK_MAIN_SPAN=0 shows that shape). It is the app's
-span, in a scope no translator claims: the collector refuses it by name. The samples'
-`set_up_logging` too: SK writes the chat messages it sends and receives as log records
-(`semantic_kernel` loggers), exported over OTLP to the same endpoint (`/v1/logs`), which the
-collector accepts and discards undecoded; `logs` in the account counts the records emitted.
+turn is a trace of its own (HANDOFFSCOPE_SK_MAIN_SPAN=0 runs that shape, as an app that did
+not open a span runs it; the translator ties those traces by the orchestration's topic).
+`main` is the app's span, in a scope no translator claims: the collector refuses it by
+name. The samples' `set_up_logging` too: SK writes the chat messages it sends and receives
+as log records (`semantic_kernel` loggers), exported over OTLP to the same endpoint
+(`/v1/logs`), which the collector accepts and discards undecoded; `logs` in the account
+counts the records emitted.
 
 - healthy: triage hands off to refunds (`Handoff-transfer_to_RefundAgent`); RefundAgent calls
   `process_refund(order_id, reason=SENTINEL)` and `complete_task`.

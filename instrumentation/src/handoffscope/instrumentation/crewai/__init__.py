@@ -5,8 +5,9 @@
 
     CrewAIInstrumentor().instrument(tracer_provider=configure(service_name="support-crew"))
 
-From then on every `Crew.kickoff` (and its async and `for_each` forms) reports its run and
-each delegation between its agents — see `listener.py` for which CrewAI event gives which
+From then on every `Crew.kickoff` (and its async and `for_each` forms) reports its run,
+each delegation between its agents and, in a sequential crew, each task handed over from
+one agent to the next — see `listener.py` for which CrewAI event gives which
 evidence. The adapter listens on CrewAI's own event bus (`crewai_event_bus`); it patches
 nothing, and CrewAI's own telemetry settings do not matter to it.
 
@@ -22,6 +23,24 @@ and its answer goes back to the caller, who keeps the task and control, so each 
 `handoff.kind = delegation`: requested when the tool starts (from the calling agent's
 role to the coworker's), admitted when the coworker starts. The tasks of a crew are not
 handed over by these tools, so none of this is a `handoff` of control.
+
+Task handovers (`Process.sequential`): CrewAI runs the crew's tasks in order, each by its
+own agent, and gives each task the output of the tasks before it as its context (all of
+them by default; those in its `context=[...]` when it names some; none with
+`context=[]`). When a task's agent is not the agent whose task completed last, that is a
+`handoff` of the work: requested when the task starts (from the previous task's agent to
+this one's, `route.declared` — the crew's task order is the only route CrewAI takes),
+admitted when its agent starts. An agent going on with its own next task hands nothing
+over. The agent that crashes on the task it was handed was still handed it: the handover
+reads healthy and the run `failed` (`run_failed`); a task that ended before its agent
+started is `destination_not_started`.
+
+What a handover carries is free text (the previous outputs), and CrewAI lets a task declare
+WHICH tasks' outputs it takes but not which facts it needs from them: there are no
+required keys, so the context boundary is `not_observed` and no handover reads
+`context_incomplete`, not even one whose task takes no context (`context=[]`: the app
+chose that) or whose context task answered nothing. Asynchronous tasks (`async_execution=True`) are handed over from the agent whose task
+completed last when they start, which is CrewAI's order, not necessarily their context's.
 
 Routes: the declared coworkers of an agent are the crew's other agents (what CrewAI's
 delegation tools accept). A model that names an agent the crew does not have gets

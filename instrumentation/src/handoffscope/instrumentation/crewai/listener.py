@@ -6,6 +6,10 @@ so the adapter is a `BaseEventListener` and patches nothing. What each event giv
 | CrewAI event | evidence |
 |---|---|
 | `CrewKickoffStartedEvent` | `handoff.run` `started`; the crew's agent roles become the declared coworkers |
+| `TaskStartedEvent` of a sequential crew's task after another agent's | `handoff.request`, `handoff.kind = handoff`: the task handover, from the role whose task completed last to this task's agent, `route.declared` (the crew's task order), turn |
+| `AgentExecutionStartedEvent` whose parent event is that task | `handoff.accept` of the handover (the next agent started) |
+| `TaskCompletedEvent` | its agent becomes the sender of the next handover |
+| `TaskFailedEvent` of a task whose agent never started | `handoff.accept` with `destination.started = false` |
 | `AgentExecutionStartedEvent` whose parent event is a pending delegation tool call | `handoff.accept` for that delegation (the coworker started) |
 | `ToolUsageStartedEvent` of "Delegate work to coworker" / "Ask question to coworker" | `handoff.request`, `handoff.kind = delegation`: from the calling agent to the coworker named, `route.declared` (the coworker is one of the crew's other agents), turn, fingerprint, state version |
 | `ToolUsageFinishedEvent` / `ToolUsageErrorEvent` of a delegation no coworker started for | `handoff.accept` with `destination.started = false` (CrewAI answered "no such coworker") |
@@ -43,7 +47,11 @@ from crewai.events.types.crew_events import (
     CrewKickoffFailedEvent,
     CrewKickoffStartedEvent,
 )
-from crewai.events.types.task_events import TaskStartedEvent
+from crewai.events.types.task_events import (
+    TaskCompletedEvent,
+    TaskFailedEvent,
+    TaskStartedEvent,
+)
 from crewai.events.types.tool_usage_events import (
     ToolUsageErrorEvent,
     ToolUsageFinishedEvent,
@@ -54,7 +62,15 @@ from .. import semconv as sc
 from ..lru import Lru
 from ..recorder import HandoffRecorder
 from ..stats import swallowed
-from .runs import DELEGATION_TOOLS, Delegation, Run, named_coworker, task_digest, tool_key
+from .runs import (
+    DELEGATION_TOOLS,
+    Delegation,
+    Run,
+    named_coworker,
+    role_of,
+    task_digest,
+    tool_key,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -64,7 +80,14 @@ through them, so a finished one is forgotten with its ids."""
 DELEGATION_UNOBSERVED = (sc.BOUNDARY_CONTROL, sc.BOUNDARY_TOOL_PROTOCOL, sc.BOUNDARY_CONTEXT)
 """What CrewAI's events cannot show about a delegation: control never leaves the caller,
 CrewAI writes the tool's observation itself, and a coworker has no context contract."""
+HANDOVER_UNOBSERVED = (sc.BOUNDARY_CONTROL, sc.BOUNDARY_TOOL_PROTOCOL, sc.BOUNDARY_CONTEXT)
+"""What CrewAI's events cannot show about a sequential task handover: CrewAI passes
+control itself (no agent decides it), no tool carries it, and what is handed over is the
+previous tasks' output text, with no keys a task declares it requires (the package
+docstring: "Task handovers")."""
 HANDOFF_ID_PREFIX = "crewai-"
+SEQUENTIAL = "sequential"
+"""`Process.sequential`'s value (a `str` enum): compared by value, not imported."""
 
 
 class HandoffListener(BaseEventListener):
@@ -82,6 +105,8 @@ class HandoffListener(BaseEventListener):
         """Event id of an agent execution its task started (not a coworker's) -> its run."""
         self._pending: Lru[str, Delegation] = Lru(MAX_IDS)
         """Delegation tool call's event id -> its delegation, until it finishes."""
+        self._handovers: Lru[str, Delegation] = Lru(MAX_IDS)
+        """Task-started event id -> the handover to that task's agent, until the task ends."""
         self._registered: list[tuple[type, Callable[..., Any]]] = []
         super().__init__()
 
@@ -91,6 +116,8 @@ class HandoffListener(BaseEventListener):
             (CrewKickoffCompletedEvent, self._kickoff_completed),
             (CrewKickoffFailedEvent, self._kickoff_failed),
             (TaskStartedEvent, self._task_started),
+            (TaskCompletedEvent, self._task_completed),
+            (TaskFailedEvent, self._task_failed),
             (AgentExecutionStartedEvent, self._agent_started),
             (AgentExecutionCompletedEvent, self._agent_completed),
             (ToolUsageStartedEvent, self._tool_started),
@@ -127,6 +154,12 @@ class HandoffListener(BaseEventListener):
     async def _task_started(self, source: Any, event: Any) -> None:
         self._guarded("task_started", self._on_task_started, event)
 
+    async def _task_completed(self, source: Any, event: Any) -> None:
+        self._guarded("task_completed", self._on_task_ended, event, True)
+
+    async def _task_failed(self, source: Any, event: Any) -> None:
+        self._guarded("task_failed", self._on_task_ended, event, False)
+
     async def _agent_started(self, source: Any, event: Any) -> None:
         self._guarded("agent_started", self._on_agent_started, event)
 
@@ -158,6 +191,8 @@ class HandoffListener(BaseEventListener):
         # The event's own `crew` field is left empty by `Crew.kickoff`; the crew emits it.
         crew = getattr(event, "crew", None) or source
         run.declare(getattr(a, "role", None) for a in getattr(crew, "agents", None) or ())
+        process = getattr(crew, "process", None)
+        run.sequential = getattr(process, "value", process) == SEQUENTIAL
         self._scopes.put(run.run_id, run)
         self.recorder.run_started(run.run_id)
 
@@ -175,6 +210,39 @@ class HandoffListener(BaseEventListener):
         self._scopes.put(str(event.event_id), run)
         if event.task_id:
             self._tasks.put(str(event.task_id), run)
+        role = role_of(getattr(event.task, "agent", None))
+        if not run.sequential or not role or run.task_agent in (None, role):
+            # The first task, or the same agent going on with its next task: no handover.
+            return
+        run.handovers += 1
+        # Pending like a delegation (id, run, destination, admitted yet), until the task ends.
+        handover = Delegation(HANDOFF_ID_PREFIX + str(event.event_id), run, role)
+        self._handovers.put(str(event.event_id), handover)
+        self.recorder.handoff_requested(
+            run.run_id,
+            handover.handoff_id,
+            from_agent=run.task_agent,
+            to_agent=role,
+            kind=sc.KIND_HANDOFF,
+            # The crew's task order is the declared route: CrewAI runs nothing else.
+            route_declared=True,
+            turn=run.handovers,
+            unobserved=HANDOVER_UNOBSERVED,
+        )
+
+    def _on_task_ended(self, event: Any, completed: bool) -> None:
+        started = str(getattr(event, "started_event_id", None))
+        handover = self._handovers.pop(started, None)
+        if handover is not None and not handover.accepted:
+            # The task ended before its agent started (a failed guardrail, a tool set up
+            # wrong): nothing took the work over.
+            self.recorder.destination_not_started(
+                handover.run.run_id, handover.handoff_id, kind=sc.KIND_HANDOFF
+            )
+        run = self._scopes.get(started)
+        role = role_of(getattr(getattr(event, "task", None), "agent", None))
+        if run is not None and completed and role:
+            run.task_agent = role
 
     def _on_agent_started(self, event: Any) -> None:
         parent = str(event.parent_event_id)
@@ -182,7 +250,7 @@ class HandoffListener(BaseEventListener):
         run = delegation.run if delegation is not None else self._scopes.get(parent)
         if run is None:
             return
-        role = getattr(event.agent, "role", None)
+        role = role_of(event.agent)
         self._scopes.put(str(event.event_id), run)
         task_id = getattr(getattr(event, "task", None), "id", None)
         if task_id is not None:
@@ -197,11 +265,17 @@ class HandoffListener(BaseEventListener):
             self.recorder.handoff_accepted(
                 run.run_id, delegation.handoff_id, agent=role, kind=sc.KIND_DELEGATION
             )
+        handover = self._handovers.get(parent) if delegation is None else None
+        if handover is not None and not handover.accepted:
+            handover.accepted = True
+            self.recorder.handoff_accepted(
+                run.run_id, handover.handoff_id, agent=role, kind=sc.KIND_HANDOFF
+            )
 
     def _on_agent_completed(self, event: Any) -> None:
         run = self._top.pop(str(event.started_event_id), None)
         if run is not None:
-            run.last_agent = getattr(event.agent, "role", None) or run.last_agent
+            run.last_agent = role_of(event.agent) or run.last_agent
 
     def _on_tool_started(self, event: Any) -> None:
         run = self._tasks.get(str(event.task_id)) if event.task_id else None

@@ -33,6 +33,15 @@ def tool_key(name: Any) -> str:
     return "_".join(str(name or "").casefold().split())
 
 
+def role_of(agent: Any) -> str | None:
+    """An agent's name on the wire: its role as the app wrote it. CrewAI interpolates a
+    kickoff's `inputs` into roles (the quickstart's `{topic} Senior Data Researcher`), so
+    the role it runs with can hold what the user typed; it keeps the written one as
+    `_original_role` and names agents by it in its own tool events (`agent_role`)."""
+    role = getattr(agent, "_original_role", None) or getattr(agent, "role", None)
+    return role if isinstance(role, str) and role else None
+
+
 def role_key(role: Any) -> str:
     """CrewAI's own matching of a coworker name (`BaseAgentTool.sanitize_agent_name`)."""
     return " ".join(str(role or "").split()).replace('"', "").casefold()
@@ -93,6 +102,12 @@ class Run:
     delegations: int = 0
     """Delegations requested so far: the next one's `handoff.turn`."""
     last_agent: str | None = None
+    sequential: bool = False
+    """The crew runs `Process.sequential`: each task is handed over to the next."""
+    task_agent: str | None = None
+    """The role whose task completed last: the sender of the next task's handover."""
+    handovers: int = 0
+    """Task handovers requested so far: the next one's `handoff.turn`."""
 
     def declare(self, roles: Iterable[Any]) -> None:
         for role in roles:

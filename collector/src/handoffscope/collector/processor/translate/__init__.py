@@ -168,6 +168,16 @@ class Translators:
         by_meaning = self._by_meaning
         for rs in request.resource_spans:
             service = None
+            # A translator may read a span's parent (ForeignSpan.parent) when the source
+            # names the agent only there. One that `joins_scopes` (a framework tracing each
+            # layer under a scope of its own: Semantic Kernel) reads it across every scope
+            # of the resource it claims: those spans by id, collected before any scope is
+            # rewritten below (the messages stay readable after their scope is emptied).
+            claimed: dict[int, dict[bytes, Span]] = {}
+            for ss in rs.scope_spans:
+                owner = get(ss.scope.name)
+                if owner is not None and owner.joins_scopes:
+                    claimed.setdefault(id(owner), {}).update((s.span_id, s) for s in ss.spans)
             for ss in rs.scope_spans:
                 scope = ss.scope.name
                 translator = get(scope)
@@ -183,9 +193,8 @@ class Translators:
                     service = service_of(rs.resource.attributes)
                 out: list[Span] = []
                 kept = 0
-                # Spans of the scope by id: a translator may read a span's parent
-                # (ForeignSpan.parent) when the source names the agent only there.
-                batch = {span.span_id: span for span in ss.spans}
+                # Else the spans of the scope by id.
+                batch = claimed.get(id(translator)) or {span.span_id: span for span in ss.spans}
                 for span in ss.spans:
                     if translator is by_meaning and span.name in _CONTRACT_SPANS:
                         out.append(span)  # a shim's own span under its own scope name

@@ -120,7 +120,8 @@ class ForeignSpan:
         return self._scope
 
     def parent(self) -> ForeignSpan | None:
-        """The parent span when it travelled in the same export (same scope), else None.
+        """The parent span when it travelled in the same export (same scope, or a scope of
+        the same translator when it `joins_scopes`), else None.
 
         For sources that put a fact on the parent only (Strands and AutoGen name the agent
         on `invoke_agent`, not on its `execute_tool` spans). An SDK's batch processor
@@ -257,6 +258,10 @@ class Translator:
     structure; a source that shows more declares its own (`()` for none)."""
     label: ClassVar[str] = ""
     """How people call the source ("OpenInference"): the dashboard's "from ... spans"."""
+    joins_scopes: ClassVar[bool] = False
+    """Whether `ForeignSpan.parent()` / `ancestor()` / `children()` reach across all the
+    scopes the translator claims (of one resource, in one export), not only the span's own:
+    for a framework that traces each layer under a scope of its own (Semantic Kernel)."""
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         """Contract evidence of one foreign span; [] when it is no evidence (an LLM call,

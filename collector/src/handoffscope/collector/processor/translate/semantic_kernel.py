@@ -22,25 +22,32 @@ counted) rather than refused. Evidence:
   callback, and `get()` raises it).
 - `execute_tool Handoff-transfer_to_<agent>` (the function SK's handoff actor makes of
   each declared handoff): the request, to the agent the function is named for, with the
-  tool-call id as its handoff id. Its sender is on `invoke_agent`, two levels up and in
-  another scope (the core reads a parent only within one scope), so the request names
-  none and the judge takes the agent of the latest arrival before it
-  (evidence.pair_senders). `handoff.route.declared` is true: SK executes only the
-  functions in the agent's kernel, and the handoff actor puts there one transfer function
-  per declared handoff, so a call to an undeclared one is answered "not part of the
-  provided tools" before any span (nothing to judge; docs/foreign-spans.md).
+  tool-call id as its handoff id. Its sender is the agent of the `invoke_agent` two levels
+  up, in another scope (read across SK's scopes: `joins_scopes`); when that span was
+  exported apart, the request names none and the judge takes the agent of the latest
+  arrival before it (evidence.pair_senders). `handoff.route.declared` is true: SK
+  executes only the functions in the agent's kernel, and the handoff actor puts there one
+  transfer function per declared handoff, so a call to an undeclared one is answered "not
+  part of the provided tools" before any span (nothing to judge; docs/foreign-spans.md).
 - `execute_tool Handoff-complete_task`: the agent completed the task (SK's handoff
   actor then reports the orchestration's result): the run ended, `completed`.
 
-Run identity: the trace id. SK's runtime starts a trace per message it delivers, so one
-orchestration spans one trace only when the app runs it inside a span of its own, as SK's
-observability samples do (`with tracer.start_as_current_span("main")`); without one,
-every agent turn is a run of its own here, and each handoff reads
-`destination_not_started` (its destination ran in another trace). The orchestration id
-that ties those traces together is only on the runtime spans (`messaging.destination`),
-and the agent's runtime `process` span is in another scope than `invoke_agent`. `sk.available_functions` is not read: it is on
-the `AutoFunctionInvocationLoop` span, in another scope than the `execute_tool` it
-would judge.
+Run identity: one orchestration (`invoke()`) is one run. SK's runtime starts a trace per
+message it delivers, so an orchestration spans one trace only when the app runs it inside
+a span of its own, as SK's observability samples do (`with tracer.start_as_current_span(
+"main")`); then the run is that trace (two orchestrations in one app span read as one
+run). Without one, as an app that did not add it runs, every agent turn is a trace of its
+own, rooted at the runtime's `agent_runtime send`/`publish` span. What ties those traces
+together is the orchestration's topic: `invoke()` names a fresh one (`uuid4().hex`) and
+puts it in every actor's type (`<agent>_<topic>`) and topic, which the runtime spans carry
+as `messaging.destination` (`RefundAgent_<topic>.(default)-A`, `<topic>.(default)-T`). So
+when a span's ancestors, read across SK's scopes (`joins_scopes`), reach a trace root that
+is SK's own and one of them names a topic, the run id is `sk-<topic>`; otherwise the trace
+id. If the SDK exported a span apart from its runtime ancestors (a batch cut between
+them), that span keeps its trace id and its turn reads as a run apart: less, never a
+guess. `sk.available_functions` is not read: it is on the `AutoFunctionInvocationLoop`
+span, a parent of `execute_tool`, and the executed transfer already says the route was
+declared.
 
 Cannot show: control state, tool-call closure, context keys, waits, verifier outcomes;
 a call to an undeclared handoff (refused before any span); why a run that stopped without
@@ -49,6 +56,7 @@ completing stopped (an app's `cancel()` is on no span).
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
@@ -67,6 +75,12 @@ SCOPE_LOOP = "semantic_kernel.connectors.ai.chat_completion_client_base"
 SCOPE_FUNCTION = "semantic_kernel.functions.kernel_function"
 SCOPE_MODEL = "semantic_kernel.utils.telemetry.model_diagnostics.decorators"
 SCOPE_RUNTIME = "agent_runtime InProcessRuntime"
+DESTINATION = "messaging.destination"
+# An orchestration's topic (`uuid4().hex`) in a runtime destination: an actor type
+# `<agent>_<topic>` or the topic itself, then `.(<key>)-A` (an agent) or `-T` (a topic).
+TOPIC = re.compile(r"(?:^|_)([0-9a-f]{32})\.\(")
+RUN_PREFIX = "sk-"
+_DEPTH = 64
 OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"
@@ -86,6 +100,8 @@ class SemanticKernelTranslator(Translator):
         SCOPE_MODEL,
         SCOPE_RUNTIME,
     )
+    # invoke_agent's parent is the runtime's `process` span, in another scope (run_id).
+    joins_scopes: ClassVar[bool] = True
     # The route is observed: an executed transfer function is a declared handoff (above).
     unobserved: ClassVar[tuple[str, ...]] = (
         sc.BOUNDARY_CONTROL,
@@ -112,8 +128,30 @@ class SemanticKernelTranslator(Translator):
         to = tool.removeprefix(TRANSFER_PREFIX) if tool.startswith(TRANSFER_PREFIX) else ""
         if not to:
             return []
-        evidence = tool_call_request(span, "sk", "", to)
-        # No sender on this span: the judge names it (evidence.pair_senders), not "".
-        del evidence.attributes[sc.FROM_AGENT]
+        owner = span.ancestor(lambda s: s.text(OPERATION) == "invoke_agent")
+        sender = owner.text(AGENT_NAME) if owner else None
+        evidence = tool_call_request(span, "sk", sender or "", to)
+        if not sender:
+            # Its agent run was exported apart: the judge names it (pair_senders), not "".
+            del evidence.attributes[sc.FROM_AGENT]
         evidence.attributes[sc.ROUTE_DECLARED] = True
         return [evidence]
+
+    def run_id(self, span: ForeignSpan) -> str:
+        """`sk-<topic>` when the span's trace was started by SK's runtime and an ancestor
+        names the orchestration's topic; else the trace id (module docstring)."""
+        topic: str | None = None
+        node = span
+        for _ in range(_DEPTH):
+            if topic is None:
+                found = TOPIC.search(node.text(DESTINATION) or "")
+                topic = found.group(1) if found else None
+            parent = node.parent()
+            if parent is None:
+                break
+            node = parent
+        # A parent outside the batch (the app's own span, or one exported apart) leaves
+        # `node` a non-root: the trace is not SK's alone, and its id stays the run.
+        if topic is not None and node.parent_span_id is None:
+            return f"{RUN_PREFIX}{topic}"
+        return span.trace_id
