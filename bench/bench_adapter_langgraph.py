@@ -9,6 +9,11 @@ processor, exporting to a null exporter so the network is not what we measure), 
 medians are compared: the ratio is the adapter's cost to the app's own thread.
 
     .venv/bin/python bench/bench_adapter_langgraph.py [--invocations 200] [--rounds 7]
+
+Then, instrumented both ways, usage off against usage on (the handler's `on_llm_end`, which
+sums each model call's usage into the leg: docs/semconv.md, "Usage"). "Off" is a bench-only
+switch — the handler ignoring model events, as it did before usage was read — not an option
+of the product; the ratio is what reading usage adds to an instrumented invocation.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from typing_extensions import TypedDict
 
 from handoffscope.instrumentation import configure
 from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
+from handoffscope.instrumentation.langgraph.handler import HandoffCallbackHandler
 
 
 class State(TypedDict, total=False):
@@ -124,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
         n=args.invocations,
         rounds=args.rounds,
     )
-    provider.shutdown()
     report(
         f"LangGraph adapter: one handoff per invocation, median of {args.rounds} rounds",
         labels=("bare graph invocation", "instrumented invocation"),
@@ -132,6 +137,32 @@ def main(argv: list[str] | None = None) -> int:
         bare=bare,
         instrumented=instrumented,
         units=args.rounds * args.invocations,
+    )
+
+    def usage(on: bool) -> None:
+        HandoffCallbackHandler.ignore_llm = not on
+
+    ins.instrument(tracer_provider=provider)
+    try:
+        usage_off, usage_on = compare(
+            lambda n: one_round(graph, n),
+            lambda: usage(True),
+            lambda: usage(False),
+            n=args.invocations,
+            rounds=args.rounds,
+        )
+    finally:
+        usage(True)
+        ins.uninstrument()
+    provider.shutdown()
+    report(
+        f"LangGraph adapter, usage off vs on: 3 model calls per invocation, "
+        f"median of {args.rounds} rounds",
+        labels=("instrumented, usage off", "instrumented, usage on"),
+        unit="invocation",
+        bare=usage_off,
+        instrumented=usage_on,
+        units=2 * args.rounds * args.invocations,  # both modes emit: stats counted them all
     )
     return 0
 

@@ -10,6 +10,11 @@ alternate and the medians are compared: the ratio is the adapter's cost to the a
 thread.
 
     .venv/bin/python bench/bench_adapter_openai.py [--runs 200] [--rounds 7]
+
+Then, instrumented both ways, usage off against usage on (the run hooks that sum each
+`ModelResponse.usage` into the leg: openai_agents/usage.py). "Off" is a bench-only switch —
+the runner not wrapping `hooks=`, as before usage was read — not an option of the product;
+the ratio is what reading usage adds to an instrumented run.
 """
 
 from __future__ import annotations
@@ -89,7 +94,6 @@ def main(argv: list[str] | None = None) -> int:
         n=args.runs,
         rounds=args.rounds,
     )
-    provider.shutdown()
     report(
         f"OpenAI Agents SDK adapter: one handoff per run, median of {args.rounds} rounds",
         labels=("bare Runner.run", "instrumented Runner.run"),
@@ -97,6 +101,36 @@ def main(argv: list[str] | None = None) -> int:
         bare=bare,
         instrumented=instrumented,
         units=args.rounds * args.runs,
+    )
+
+    from handoffscope.instrumentation.openai_agents import runner as observed
+
+    wrap_hooks = observed.wrap_hooks
+
+    def usage(on: bool) -> None:
+        observed.wrap_hooks = wrap_hooks if on else (lambda kwargs, processor: None)  # type: ignore[assignment]
+
+    ins.instrument(tracer_provider=provider, replace_processors=True)
+    try:
+        usage_off, usage_on = compare(
+            lambda n: one_round(triage, model, n),
+            lambda: usage(True),
+            lambda: usage(False),
+            n=args.runs,
+            rounds=args.rounds,
+        )
+    finally:
+        usage(True)
+        ins.uninstrument()
+    provider.shutdown()
+    report(
+        f"OpenAI Agents SDK adapter, usage off vs on: 3 model calls per run, "
+        f"median of {args.rounds} rounds",
+        labels=("instrumented, usage off", "instrumented, usage on"),
+        unit="run",
+        bare=usage_off,
+        instrumented=usage_on,
+        units=2 * args.rounds * args.runs,  # both modes emit: stats counted them all
     )
     return 0
 

@@ -204,7 +204,11 @@ def test_healthy_handoff_exact_spans(instrumentor, exporter) -> None:
         sc.KIND,
         sc.UNOBSERVED,
         sc.GEN_AI_AGENT_NAME,
+        sc.USAGE_MODEL_CALLS,
     }
+    # The scripted model reports no usage: triage's one call, tokens unknown (not 0);
+    # test_usage_langgraph.py checks usage that is reported.
+    assert request[sc.USAGE_MODEL_CALLS] == 1
     assert request[sc.FROM_AGENT] == "triage"
     assert request[sc.REASON] == sc.REASON_COMMAND  # a handoff tool's Command(goto)
     assert request[sc.KIND] == sc.KIND_HANDOFF

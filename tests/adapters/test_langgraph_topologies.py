@@ -101,6 +101,7 @@ def test_supervisor_round_trip_records_both_directions(instrument, exporter) -> 
         sc.KIND: sc.KIND_HANDOFF,
         sc.UNOBSERVED: (sc.BOUNDARY_CONTEXT,),
         sc.GEN_AI_AGENT_NAME: "supervisor",
+        sc.USAGE_MODEL_CALLS: 1,  # the supervisor's leg (the fake model reports no tokens)
     }
     assert dispatch[sc.TOOL_CALL_ID].startswith("call_")
     # The worker returns over its static edge: a handoff back, carried by no tool call
@@ -120,6 +121,7 @@ def test_supervisor_round_trip_records_both_directions(instrument, exporter) -> 
         sc.KIND: sc.KIND_HANDOFF,
         sc.UNOBSERVED: NO_TOOL,
         sc.GEN_AI_AGENT_NAME: "billing",
+        sc.USAGE_MODEL_CALLS: 2,  # billing's leg: its lookup call and its answer
     }
     assert [(t[sc.HANDOFF_ID], t[sc.CONTROL_AFTER]) for t in of(spans, sc.SPAN_TRANSFER)] == [
         (dispatch[sc.HANDOFF_ID], "billing"),

@@ -111,6 +111,9 @@ REQUEST_TYPES = {
 # -- healthy ------------------------------------------------------------------------------
 
 
+USAGE_COUNTS = (sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS, sc.USAGE_MODEL_CALLS)
+
+
 def test_healthy_handoff_is_two_spans_with_exact_attributes(
     instrumentor: OpenAIAgentsInstrumentor, exporter: InMemorySpanExporter
 ) -> None:
@@ -136,11 +139,17 @@ def test_healthy_handoff_is_two_spans_with_exact_attributes(
     assert start[sc.GEN_AI_CONVERSATION_ID] == "conv-healthy"
 
     # Request and transfer are known together (at the SDK handoff span's end): one span.
+    # The scripted model reports one request and no tokens, and has no name: triage's leg
+    # is one call of 0 tokens (test_usage_openai_agents.py checks other counts).
     assert types(request) == {
         **REQUEST_TYPES,
         sc.HISTORY_ITEMS_FORWARDED: int,
         sc.HISTORY_ITEMS_TOTAL: int,
+        sc.GEN_AI_USAGE_INPUT_TOKENS: int,
+        sc.GEN_AI_USAGE_OUTPUT_TOKENS: int,
+        sc.USAGE_MODEL_CALLS: int,
     }
+    assert [request[k] for k in USAGE_COUNTS] == [0, 0, 1]
     handoff_id = request[sc.HANDOFF_ID]
     assert request[sc.FROM_AGENT] == request[sc.CONTROL_BEFORE] == "triage"
     assert request[sc.TO_AGENT] == request[sc.ROUTE_GOTO] == "billing"
@@ -163,6 +172,9 @@ def test_healthy_handoff_is_two_spans_with_exact_attributes(
         sc.RUN_STATUS: sc.RUN_STATUS_COMPLETED,
         sc.RUN_FINAL_AGENT: "billing",
         sc.RUN_TURNS: 3,
+        sc.GEN_AI_USAGE_INPUT_TOKENS: 0,
+        sc.GEN_AI_USAGE_OUTPUT_TOKENS: 0,
+        sc.USAGE_MODEL_CALLS: 2,
     }
     assert outcome == {
         sc.RUN_ID: run_id,

@@ -83,8 +83,13 @@ def test_every_bound_column_is_what_the_allowlist_enforces() -> None:
         bound = [cell.strip() for cell in row.strip().strip("|").split("|")][4]
         if spec.type == sc.INT:
             assert sc.check_value(spec, 2**63 - 1) == 2**63 - 1
-            assert sc.check_value(spec, -(2**63)) == -(2**63)
             assert sc.check_value(spec, 2**63) is None and sc.check_value(spec, True) is None
+            if spec.minimum is not None:  # counts (usage): never negative
+                assert sc.check_value(spec, spec.minimum) == spec.minimum
+                assert sc.check_value(spec, spec.minimum - 1) is None
+                assert bound == f"≥ {spec.minimum}, 64-bit", name
+                continue
+            assert sc.check_value(spec, -(2**63)) == -(2**63)
             assert bound == "64-bit", name
         elif spec.type == sc.BOOL:
             assert sc.check_value(spec, True) is True and sc.check_value(spec, 1) is None
@@ -100,6 +105,10 @@ def test_every_bound_column_is_what_the_allowlist_enforces() -> None:
                 assert [sc.check_value(spec, v) is not None for v in items] == [True, False]
                 parts.append(f"≤ {sc.MAX_ARRAY_ITEMS} items")
             code = sc.check_value(spec, "two words") is None
+            if spec.pattern is not None:  # model names: the pattern's characters only
+                assert code and sc.check_value(spec, "openai/gpt-4.1-mini") is not None, name
+                assert bound == f"{parts[0]}, `A-Z a-z 0-9 _ . : / @ + -`", name
+                continue
             assert code == spec.code, name
             if code:
                 parts.append("code")

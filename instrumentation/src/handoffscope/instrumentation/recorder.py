@@ -17,6 +17,19 @@ counted in `stats.errors`.
     rec.outcome_verified("run-1", "ticket_updated", True, receipt_id="rcpt-9")
     rec.run_ended("run-1", "completed", final_agent="billing", turns=4)
 
+Usage (docs/semconv.md, "Usage"): a *leg* is the work one agent does while it holds
+control. Report each model call as it happens and the recorder sums it into the run's
+current leg; the leg's totals go on the span that ends it — the next `handoff_requested`
+of kind `handoff` (a delegation's request does not end the caller's leg) or `run_ended`
+— and the leg starts again from zero:
+
+    rec.record_usage("run-1", input_tokens=812, output_tokens=64, model="gpt-4.1-mini")
+
+A runtime that already knows a leg's totals passes them to the ending call instead, as
+`usage=LegUsage(...)` or the keywords `input_tokens=`, `output_tokens=`, `model_calls=`,
+`model=`; they win over what `record_usage` summed. Counts and a model name only; a leg
+with no model call carries no usage attributes.
+
 Evidence known at the same moment belongs on one span: every method also takes the
 keyword of any other contract attribute (see `KEYWORDS`), so an adapter that learns the
 request and the transfer together calls `handoff_requested(..., goto=..., control_after=...)`.
@@ -29,7 +42,9 @@ import logging
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import metadata
 from typing import Any
@@ -97,6 +112,10 @@ KEYWORDS: dict[str, str] = {
     "receipt_id": sc.OUTCOME_RECEIPT_ID,
     "agent": sc.GEN_AI_AGENT_NAME,
     "conversation_id": sc.GEN_AI_CONVERSATION_ID,
+    "input_tokens": sc.GEN_AI_USAGE_INPUT_TOKENS,
+    "output_tokens": sc.GEN_AI_USAGE_OUTPUT_TOKENS,
+    "model_calls": sc.USAGE_MODEL_CALLS,
+    "model": sc.GEN_AI_REQUEST_MODEL,
 }
 """Python keyword -> contract attribute, accepted by every recording method."""
 
@@ -119,6 +138,75 @@ def to_epoch_ns(value: Any) -> int | None:
         return int(value * 1e9)
     return None
 
+
+@dataclass
+class LegUsage:
+    """What the model did in one leg: tokens read and written, calls, calls per model.
+
+    Only counts and model names: `add` takes nothing else, so no content can ride along.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_calls: int = 0
+    models: Counter[str] = field(default_factory=Counter)
+    tokens_reported: bool = False
+    """Some call of the leg reported its tokens; if none did, the leg carries calls and
+    model only — unknown tokens are not sent as 0."""
+
+    def add(
+        self,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        *,
+        calls: int = 1,
+        model: str | None = None,
+    ) -> None:
+        """Add `calls` model calls and the tokens they reported (None: not reported);
+        negative or non-int counts are read as 0."""
+        if type(input_tokens) is int or type(output_tokens) is int:
+            self.tokens_reported = True
+        self.input_tokens += _count(input_tokens)
+        self.output_tokens += _count(output_tokens)
+        calls = _count(calls)
+        self.model_calls += calls
+        if isinstance(model, str) and model and calls:
+            self.models[model] += calls
+
+    @property
+    def model(self) -> str | None:
+        """The model with the most calls in the leg (the first one seen on a tie)."""
+        return self.models.most_common(1)[0][0] if self.models else None
+
+    def evidence(self) -> dict[str, Any]:
+        """The leg's usage attributes; empty when the leg made no model call."""
+        if not self.model_calls:
+            return {}
+        out: dict[str, Any] = {
+            sc.USAGE_MODEL_CALLS: self.model_calls,
+            sc.GEN_AI_REQUEST_MODEL: self.model,
+        }
+        if self.tokens_reported:
+            out[sc.GEN_AI_USAGE_INPUT_TOKENS] = self.input_tokens
+            out[sc.GEN_AI_USAGE_OUTPUT_TOKENS] = self.output_tokens
+        return out
+
+
+def _count(value: object) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+MAX_LEGS = 4096
+"""Runs whose current leg's usage the recorder keeps (LRU): a run that never ends or hands
+off must not grow the process."""
+_USAGE_NAMES = frozenset(
+    (
+        sc.GEN_AI_USAGE_INPUT_TOKENS,
+        sc.GEN_AI_USAGE_OUTPUT_TOKENS,
+        sc.USAGE_MODEL_CALLS,
+        sc.GEN_AI_REQUEST_MODEL,
+    )
+)
 
 MAX_RUN_TRACES = 4096
 """Runs whose trace context the recorder keeps (LRU); a forgotten one is derived again,
@@ -165,6 +253,8 @@ class HandoffRecorder:
         provider = tracer_provider or trace.get_tracer_provider()
         self._tracer: Tracer = provider.get_tracer(sc.INSTRUMENTATION_SCOPE, __version__)
         self._contexts: Lru[str, Context] = Lru(MAX_RUN_TRACES)
+        self._legs: Lru[str, LegUsage] = Lru(MAX_LEGS)
+        """Run id -> the usage of its current leg, summed by `record_usage`."""
         self._lock = threading.Lock()
 
     def _parent(self, run_id: str) -> Context | None:
@@ -225,18 +315,70 @@ class HandoffRecorder:
             swallowed(_log, "emit")
             return False
 
-    def _record(self, span_name: str, base: dict[str, Any], extra: Mapping[str, Any]) -> bool:
+    def _record(
+        self,
+        span_name: str,
+        base: dict[str, Any],
+        extra: Mapping[str, Any],
+        *,
+        ends_leg: bool = False,
+    ) -> bool:
         try:
+            leg = self._take_leg(base[sc.RUN_ID]) if ends_leg else None
             for kw, value in extra.items():
+                if kw == "usage":
+                    # A leg's totals the caller knows: they replace what was summed.
+                    if isinstance(value, LegUsage):
+                        base.update(value.evidence())
+                    elif value is not None:
+                        stats.drop_attribute("usage")
+                    continue
                 name = KEYWORDS.get(kw)
                 if name is None:
                     stats.drop_attribute(_bounded(kw))
                 elif value is not None:
                     base.setdefault(name, value)
+            if leg is not None and not _USAGE_NAMES.intersection(base):
+                base.update(leg.evidence())
             return self.emit(span_name, base)
         except Exception:
             swallowed(_log, "record")
             return False
+
+    # -- usage -----------------------------------------------------------------------------
+
+    def record_usage(
+        self,
+        run_id: str,
+        *,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        model: str | None = None,
+        calls: int = 1,
+    ) -> None:
+        """Sum `calls` model calls (default one) into the run's current leg; see the module
+        docstring. Emits nothing: the leg's totals ride on the span that ends it."""
+        try:
+            if not isinstance(run_id, str) or not run_id:
+                return
+            with self._lock:
+                leg = self._legs.get(run_id)
+                if leg is None:
+                    leg = LegUsage()
+                    self._legs.put(run_id, leg)
+                leg.add(input_tokens, output_tokens, calls=calls, model=model)
+        except Exception:
+            swallowed(_log, "record_usage")
+
+    def leg_usage(self, run_id: str) -> LegUsage | None:
+        """The usage summed so far in the run's current leg (None: no model call yet)."""
+        return self._legs.get(run_id)
+
+    def _take_leg(self, run_id: object) -> LegUsage | None:
+        if not isinstance(run_id, str):
+            return None
+        with self._lock:
+            return self._legs.pop(run_id, None)
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -271,6 +413,7 @@ class HandoffRecorder:
                 sc.RUN_TURNS: turns,
             },
             evidence,
+            ends_leg=True,  # the last leg (or the one a pause cut) ends with the run
         )
 
     # -- handoffs --------------------------------------------------------------------------
@@ -296,6 +439,8 @@ class HandoffRecorder:
                 sc.CONTEXT_REQUIRED_KEYS: _names(required_keys),
             },
             evidence,
+            # A handoff ends the sender's leg; a delegation's callee works inside it.
+            ends_leg=evidence.get("kind") != sc.KIND_DELEGATION,
         )
 
     def handoff_transferred(

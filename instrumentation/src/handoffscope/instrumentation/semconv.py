@@ -98,6 +98,19 @@ OUTCOME_RECEIPT_ID: Final = "outcome.receipt_id"
 GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
 GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+"""Contract extension (OTel GenAI name): tokens the model read in the leg this span ends.
+A *leg* is the work one agent does while it holds control, from the handoff that gave it
+control (or the run's start) to the next transfer (or the run's end); a shim reports it
+on the span that ends the leg (docs/semconv.md, "Usage")."""
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+"""Contract extension (OTel GenAI name): tokens the model wrote in the leg this span ends."""
+USAGE_MODEL_CALLS: Final = "usage.model_calls"
+"""Contract extension: model calls in the leg this span ends."""
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+"""Contract extension (OTel GenAI name): the model asked for in the leg this span ends (a
+name, not content); when the leg used several, the one with the most calls."""
+
 SERVICE_NAME: Final = "service.name"
 """Resource attribute (OTel standard); the collector keeps it to group runs by service."""
 
@@ -401,6 +414,10 @@ MAX_ARRAY_ITEMS: Final = 64
 CODE_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 """Bounded codes and key names: no spaces, so free text cannot pass for a code."""
 
+MODEL_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.:/@+-]{1,128}$")
+"""Model names (`gpt-4.1-mini`, `openai/gpt-4o`, `claude-sonnet-4@20250514`): no spaces,
+so a sentence cannot pass for a model name."""
+
 CONTROL_CHARS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 """Characters no string value may hold (C0/C1 controls, DEL, line/paragraph separators).
 A run id with a newline could be stored and listed but never looked up again (a URL path
@@ -416,6 +433,10 @@ class AttributeSpec:
     """Values must match CODE_PATTERN (identifiers-as-codes, no free text)."""
     values: tuple[str, ...] | None = None
     """Closed vocabulary, when there is one."""
+    pattern: re.Pattern[str] | None = None
+    """Strings must match this pattern too (model names: `MODEL_PATTERN`)."""
+    minimum: int | None = None
+    """Ints must be at least this (counts: 0)."""
 
 
 def _spec(name: str, type_: str, **kw: object) -> tuple[str, AttributeSpec]:
@@ -470,6 +491,11 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(UNOBSERVED, STR_ARRAY, max_len=MAX_CODE_LEN, code=True),
         # Added in store step 9 (foreign spans, docs/foreign-spans.md).
         _spec(SOURCE, STR, max_len=MAX_CODE_LEN, code=True),
+        # Added in store step 12 (usage, docs/semconv.md "Usage").
+        _spec(GEN_AI_USAGE_INPUT_TOKENS, INT, minimum=0),
+        _spec(GEN_AI_USAGE_OUTPUT_TOKENS, INT, minimum=0),
+        _spec(USAGE_MODEL_CALLS, INT, minimum=0),
+        _spec(GEN_AI_REQUEST_MODEL, STR, max_len=MAX_NAME_LEN, pattern=MODEL_PATTERN),
     ]
 )
 """Every span attribute allowed on the wire. Anything else is dropped and counted."""
@@ -493,12 +519,16 @@ def check_value(spec: AttributeSpec, value: object) -> object | None:
             return None
         if spec.code and not CODE_PATTERN.match(value):
             return None
+        if spec.pattern is not None and not spec.pattern.match(value):
+            return None
         if CONTROL_CHARS.search(value):
             return None
         return value
     if t == INT:
         # bool is an int subclass; a flag is not a count.
         if type(value) is not int or not (-(2**63) <= value < 2**63):
+            return None
+        if spec.minimum is not None and value < spec.minimum:
             return None
         return value
     if t == BOOL:

@@ -123,6 +123,9 @@ def compile_check(spec: sc.AttributeSpec) -> Callable[[object], object]:
     for every spec and every kind of value, so the contract keeps one definition.
     """
     read = READERS[spec.type]
+    if spec.pattern is not None or spec.minimum is not None:
+        # Rare bounds (model names, usage counts): check_value's own check, one definition.
+        return lambda value: sc.check_value(spec, read(value))
     if spec.type == sc.STR:
         max_len = spec.max_len
         if spec.values is not None:

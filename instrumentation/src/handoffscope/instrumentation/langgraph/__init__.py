@@ -80,6 +80,14 @@ What it sees, and what it emits (names in `semconv`; at most two spans per hando
   `completed`, `failed`, `interrupted` (a node called `interrupt()`, or the caller stopped
   iterating), `max_turns` (`GraphRecursionError`), with `run.final_agent` and `run.turns`
   (supersteps).
+- **Usage** (docs/semconv.md, "Usage"): every model call in the run (`on_llm_end`, in any
+  node, team or delegate) is summed into the run's current leg — tokens from the message's
+  `usage_metadata` (else `llm_output["token_usage"]`), one call, the model from
+  `response_metadata["model_name"]` — and the totals go on the span that ends the leg: the
+  sender's `handoff.request` of the next handoff, or `handoff.run` at the end. A leg is
+  the run's calls between two handoffs, so the model calls of agents running in parallel
+  (`Send` fan-out) share one leg: the adapter does not split them per agent. Calls of a
+  model that reports no usage are counted, their tokens left out (not sent as 0).
 - `handoff.wait` when an `interrupt()` is checkpointed (`wait.resume_token_id` is the
   interrupt id, `wait.state_persisted` is true when the graph has a checkpointer and a
   thread id), and again with `wait.decision` when `Command(resume=...)` answers it.

@@ -84,8 +84,9 @@ class HandoffCallbackHandler(BaseCallbackHandler):
 
     # Cheap and non-blocking: call it inline in async runs instead of hopping threads.
     run_inline = True
-    # Model and retriever events carry content and tell us nothing about handoffs.
-    ignore_llm = True
+    # Model starts and retriever events carry content and tell us nothing about handoffs.
+    # Model ENDS are read (on_llm_end), for their usage counts and model name only.
+    ignore_llm = False
     ignore_chat_model = True
     ignore_retriever = True
     # (Not ignore_agent: LangChain gates tool events behind it, and tools carry handoffs.)
@@ -199,6 +200,25 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             self._tool_commands.pop(task.ns, None)
         except Exception:
             swallowed(_log, "langgraph chain error")
+
+    # -- model calls: usage per leg -------------------------------------------------
+
+    def on_llm_end(self, response: Any, *, run_id: Any, **kw: Any) -> None:
+        """One model call ended: sum its usage into the run's current leg (never content).
+
+        The recorder puts the leg's totals on the span that ends it: the sender's next
+        `handoff.request`, or `handoff.run` (docs/semconv.md, "Usage")."""
+        try:
+            input_tokens, output_tokens, calls, model = llm_usage(response)
+            self._ins._recorder.record_usage(
+                self._run.run_id,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                calls=calls,
+                model=model,
+            )
+        except Exception:
+            swallowed(_log, "langgraph llm end")
 
     # -- team graphs invoked inside a node ----------------------------------------------
 
@@ -572,6 +592,56 @@ class HandoffCallbackHandler(BaseCallbackHandler):
             turns=turns,
             conversation_id=run.conversation_id,
         )
+
+
+def llm_usage(response: Any) -> tuple[int | None, int | None, int, str | None]:
+    """(input tokens, output tokens, calls, model) of one `on_llm_end`'s `LLMResult`.
+
+    Tokens: each generation message's `usage_metadata` (`input_tokens`, `output_tokens`:
+    what LangChain's chat models report), else `llm_output["token_usage"]` (OpenAI-style
+    `prompt_tokens` / `completion_tokens`, as older integrations report). Calls: one per
+    prompt of the result (a chat model's call has one). Model: a message's
+    `response_metadata["model_name"]` (or `["model"]`), else `llm_output["model_name"]`.
+    Only these counts and names are read: never a message's content.
+    """
+    generations = getattr(response, "generations", None) or []
+    input_tokens = output_tokens = 0
+    reported = False
+    model: str | None = None
+    for batch in generations:
+        for gen in batch or ():
+            message = getattr(gen, "message", None)
+            usage = getattr(message, "usage_metadata", None)
+            if isinstance(usage, Mapping):
+                reported = True
+                input_tokens += _int(usage.get("input_tokens"))
+                output_tokens += _int(usage.get("output_tokens"))
+            meta = getattr(message, "response_metadata", None)
+            if model is None and isinstance(meta, Mapping):
+                model = _text(meta.get("model_name")) or _text(meta.get("model"))
+    llm_output = getattr(response, "llm_output", None)
+    token_usage: Any = None
+    if isinstance(llm_output, Mapping):
+        token_usage = llm_output.get("token_usage") or llm_output.get("usage")
+        if not reported and isinstance(token_usage, Mapping):
+            input_tokens = _int(token_usage.get("prompt_tokens", token_usage.get("input_tokens")))
+            output_tokens = _int(
+                token_usage.get("completion_tokens", token_usage.get("output_tokens"))
+            )
+        if model is None:
+            model = _text(llm_output.get("model_name")) or _text(llm_output.get("model"))
+    if not reported and not (isinstance(llm_output, Mapping) and token_usage):
+        # The model reported no usage: the call counts, its tokens are unknown (not 0).
+        return None, None, max(1, len(generations)), model
+    return input_tokens, output_tokens, max(1, len(generations)), model
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def goto_targets(goto: Any) -> list[tuple[str, str]]:

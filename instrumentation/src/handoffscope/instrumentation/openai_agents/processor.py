@@ -16,6 +16,10 @@ run loop. What each SDK span tells us, and what we emit (docs/semconv.md):
 
 A typical handoff therefore costs two spans (request+transfer, accept).
 
+Usage: each model response's `ModelResponse.usage` is summed into the current leg of its
+run (`note_usage`, fed by the run hooks in usage.py) and lands on the span that ends the
+leg — the `handoff.request` above, or the run's end (docs/semconv.md, "Usage").
+
 Only names, ids, counts and error *codes* are read from span data — never
 `span_data.input` / `output`, tool arguments or model text — so the result is the same
 whatever `RunConfig.trace_include_sensitive_data` says. Every callback is wrapped: an
@@ -57,7 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.tracing import Span, Trace, TracingProcessor, get_current_trace
+from agents.tracing import Span, Trace, TracingProcessor, get_current_span, get_current_trace
 
 from .. import semconv as sc
 from ..fingerprint import fingerprint
@@ -305,6 +309,37 @@ class HandoffTracingProcessor(TracingProcessor):
             if ts is not None and ts.first_run is not None:
                 return ts.first_run
         return trace_id or None
+
+    def note_usage(
+        self,
+        *,
+        input_tokens: Any,
+        output_tokens: Any,
+        calls: int,
+        model: str | None,
+    ) -> None:
+        """Sum one model response into the current leg of the run the current SDK span
+        belongs to (usage.py); a delegation's nested spans belong to its caller's run."""
+        if not self.enabled:
+            return
+        try:
+            span = get_current_span()
+            node = self._open.get(span.span_id) if span is not None else None
+            run_id = node.run.run_id if node is not None and node.run is not None else None
+            if run_id is None:
+                holder = CURRENT_RUN.get()
+                run_id = holder.run_id if holder is not None else None
+            if run_id is None:
+                return
+            self.recorder.record_usage(
+                run_id,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                calls=calls,
+                model=model,
+            )
+        except Exception:
+            _failed("note_usage")
 
     def note_approvals(self, run_id: str, trace_id: str | None, approvals: tuple[str, ...]) -> None:
         """`run_id` paused on these approvals (tool call ids) in this trace: resuming them

@@ -17,6 +17,9 @@ spans; the wrapper then emits the run's end with the status the result proves:
 - otherwise `completed` (or `max_turns`, when an error handler turned the limit into a
   final output).
 
+Each call's `hooks=` is also wrapped (usage.py) so every model response's usage is summed
+into the run's current leg; the app's own hooks still receive every callback.
+
 Each call is its own run, even when several run at once in one event loop under one SDK
 trace (`asyncio.gather`, as the SDK's `agent_patterns/parallelization.py` does): the
 holder lives in a context variable, and `asyncio` gives each task its own copy of the
@@ -43,6 +46,7 @@ from ..fingerprint import fingerprint
 from ..recorder import HandoffRecorder
 from ..stats import stats, swallowed
 from .processor import CURRENT_RUN, HandoffTracingProcessor, RunHolder
+from .usage import wrap_hooks
 
 _log = logging.getLogger(__name__)
 
@@ -86,18 +90,21 @@ class ObservedRunner:
             CURRENT_RUN.reset(token)
 
     async def run(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
+        wrap_hooks(kwargs, self.processor)  # each model response's usage (usage.py)
         with self._observing(input) as holder:
             result = await self.inner.run(starting_agent, input, **kwargs)
         finish_run(self.recorder, holder, result=result, processor=self.processor)
         return result
 
     def run_sync(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
+        wrap_hooks(kwargs, self.processor)
         with self._observing(input) as holder:
             result = self.inner.run_sync(starting_agent, input, **kwargs)
         finish_run(self.recorder, holder, result=result, processor=self.processor)
         return result
 
     def run_streamed(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
+        wrap_hooks(kwargs, self.processor)
         holder = self._holder(input)
         # The SDK starts the run in a background task created inside run_streamed; that
         # task copies this context, holder included.
