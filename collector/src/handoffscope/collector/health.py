@@ -52,6 +52,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.verdicts.evidence import grace_ns
 from handoffscope.instrumentation.verdicts.explain import REJECTION_BUCKETS
 
 from .query.api import acknowledged_counts
@@ -175,7 +176,7 @@ class HealthMetrics:
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
         self.store = store
-        self.grace_ns = int(grace_seconds * NS)
+        self.grace_ns = grace_ns(grace_seconds)
         self.ttl_ns = int(ttl * NS)
         self.clock = clock
         self._services = _TopSet(top)

@@ -93,6 +93,7 @@ DAILY_SCHEMA = pa.schema(
     ]
 )
 
+
 def _run_keys(con: Connection) -> np.ndarray:
     return statements.numpy(con, "engine/all_run_keys")["run_key"]
 

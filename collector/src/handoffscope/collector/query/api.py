@@ -53,6 +53,7 @@ from starlette.routing import BaseRoute
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.classify import Classification, classify
 from handoffscope.instrumentation.verdicts import boundaries
+from handoffscope.instrumentation.verdicts.evidence import silent_before
 from handoffscope.instrumentation.verdicts.explain import not_observed_note, run_why
 
 from ..processor.translate import SOURCES
@@ -401,13 +402,13 @@ def run_counts(cur, now: int, since: int, grace: float, service: str | None) -> 
     """Runs in flight and stuck now, runs that looped since `since` (ended or not) and how
     many of those are in flight, and how many of each became so since `since`
     (health_runs.sql): what /metrics, the Live tiles and the runs list's states count."""
-    stuck_before = now - int(grace * NS)
+    stuck_before = silent_before(now, grace)
     out = dict.fromkeys(RUN_COUNTS, 0)
     params = {
         "since": since,
         "looped_since": since,
         "stuck_before": stuck_before,
-        "stuck_since": since - int(grace * NS),
+        "stuck_since": silent_before(since, grace),
         "started": sc.RUN_STATUS_STARTED,
         "service": service,
     }
@@ -522,7 +523,7 @@ class QueryAPI:
             "sort": p.sort,
             "ranked": list(sc.PRECEDENCE),
             "started": sc.RUN_STATUS_STARTED,
-            "stuck_before": now - int(self.grace * NS),
+            "stuck_before": silent_before(now, self.grace),
             "spans_since": _clamp(since - SEARCH_SKEW_NS),
             # The newest runs of the window are first looked for in its last hour (runs.sql).
             "page_since": max(since, min(until, now) - NEWEST_PROBE_S * NS),
@@ -784,7 +785,7 @@ class QueryAPI:
                 "now": now,
                 "service": service,
                 "started": sc.RUN_STATUS_STARTED,
-                "stuck_before": now - int(grace * NS),
+                "stuck_before": silent_before(now, grace),
                 "limit": LIVE_RUNS_LIMIT,
             },
         ):
@@ -838,7 +839,7 @@ class QueryAPI:
             cur,
             now,
             looped_since=since,
-            stuck_before=now - int(grace * NS),
+            stuck_before=silent_before(now, grace),
             service=service,
         ).items():
             acked[event] += n

@@ -84,6 +84,17 @@ class Classification:
         return self.verdict not in sc.FAILURE_VERDICTS
 
 
+def grace_ns(grace_seconds: float) -> int:
+    """The grace window in nanoseconds, rounded one way wherever it is compared."""
+    return int(grace_seconds * 1e9)
+
+
+def silent_before(now_ns: int, grace_seconds: float) -> int:
+    """The instant before which a request not yet admitted (or a run gone silent) has
+    outlived the grace window at `now_ns`: the SQL's `$stuck_before`."""
+    return now_ns - grace_ns(grace_seconds)
+
+
 def fail(verdict: str, why: str, reason: str | None = None) -> Classification:
     """A failure verdict with its boundary; the next step `reason` calls for, if any."""
     step = sc.REASON_NEXT_STEPS.get(reason or "", "")

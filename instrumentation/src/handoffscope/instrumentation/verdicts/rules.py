@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import semconv as sc
-from .evidence import DEFAULT_GRACE_SECONDS, Classification, HandoffEvidence, fail
+from .evidence import DEFAULT_GRACE_SECONDS, Classification, HandoffEvidence, fail, grace_ns
 from .waits import classify_wait
 
 Test = Callable[[HandoffEvidence, int, int], "Classification | None"]
@@ -251,9 +251,9 @@ def classify(
     """Apply the verdict rules (docs/architecture.md, Verdicts) to merged evidence; return
     the verdict, its boundary and why."""
     now = time.time_ns() if now_ns is None else now_ns
-    grace_ns = int(grace_seconds * 1e9)
+    grace = grace_ns(grace_seconds)
     for rule in RULES:
-        c = rule.test(ev, now, grace_ns)
+        c = rule.test(ev, now, grace)
         if c is not None:
             return c
     return HEALTHY

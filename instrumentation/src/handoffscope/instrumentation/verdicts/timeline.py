@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from .. import semconv as sc
-from .evidence import HandoffEvidence, worst
+from .evidence import HandoffEvidence, grace_ns, worst
 from .rules import classify
 from .waits import classify_wait
 
@@ -74,8 +74,8 @@ def thresholds(ev: HandoffEvidence, grace_ns: int) -> list[int]:
 
 
 def handoff_timeline(ev: HandoffEvidence, grace_seconds: float) -> Timeline:
-    grace_ns = int(grace_seconds * 1e9)  # the same rounding as classify
-    ts = thresholds(ev, grace_ns)
+    grace = grace_ns(grace_seconds)  # the same rounding as classify
+    ts = thresholds(ev, grace)
     before = (ts[0] - 1) if ts else (ev.first_seen_ns or 0)
     base = classify(ev, now_ns=before, grace_seconds=grace_seconds).verdict
     if not ts:

@@ -29,7 +29,7 @@ r AS (
 SELECT r.service, CAST($stuck AS VARCHAR) AS event, count(*) AS n
 FROM r
 JOIN a ON a.event = $stuck AND a.run_id = r.run_id AND a.handoff_id IS NULL
-WHERE r.in_flight AND r.last_activity_ns < $stuck_before AND r.pending_approvals = 0
+WHERE hs_stuck(r.in_flight, r.last_activity_ns, r.pending_approvals, $stuck_before)
 GROUP BY r.service
 UNION ALL
 SELECT r.service, CAST($looping AS VARCHAR) AS event, count(*) AS n

@@ -30,10 +30,13 @@ e AS (
                     ELSE []::VARCHAR[]
                 END,
                 CASE
-                    WHEN (status IS NULL OR status = $started)
-                     AND last_activity_ns < $stuck_before
+                    WHEN hs_stuck(
+                        status IS NULL OR status = $started,
+                        last_activity_ns,
+                        pending_approvals,
+                        $stuck_before
+                    )
                      AND last_activity_ns >= $stuck_fresh_since
-                     AND pending_approvals = 0
                     THEN [$stuck]
                     ELSE []::VARCHAR[]
                 END

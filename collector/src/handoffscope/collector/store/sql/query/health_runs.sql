@@ -28,11 +28,11 @@ SELECT
     service,
     count(*) FILTER (WHERE in_flight) AS in_flight,
     count(*) FILTER (
-        WHERE in_flight AND last_activity_ns < $stuck_before AND pending_approvals = 0
+        WHERE hs_stuck(in_flight, last_activity_ns, pending_approvals, $stuck_before)
     ) AS stuck,
     count(*) FILTER (WHERE loop) AS looping,
     count(*) FILTER (
-        WHERE in_flight AND last_activity_ns < $stuck_before AND pending_approvals = 0
+        WHERE hs_stuck(in_flight, last_activity_ns, pending_approvals, $stuck_before)
           AND last_activity_ns >= $stuck_since
     ) AS stuck_new,
     count(*) FILTER (WHERE loop AND first_seen_ns >= $since) AS looping_new,

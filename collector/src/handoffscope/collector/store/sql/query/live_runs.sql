@@ -15,7 +15,7 @@ WITH r AS (
 )
 SELECT
     *,
-    last_activity_ns < $stuck_before AND pending_approvals = 0 AS stuck
+    hs_stuck(TRUE, last_activity_ns, pending_approvals, $stuck_before) AS stuck
 FROM r
 ORDER BY stuck DESC, loop DESC, last_activity_ns, run_id
 LIMIT $limit;

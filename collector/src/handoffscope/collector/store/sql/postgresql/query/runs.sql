@@ -58,7 +58,7 @@ r AS NOT MATERIALIZED (
       )
 ),
 f AS NOT MATERIALIZED (
-    SELECT *, in_flight AND last_activity_ns < $stuck_before AND pending_approvals = 0 AS stuck
+    SELECT *, hs_stuck(in_flight, last_activity_ns, pending_approvals, $stuck_before) AS stuck
     FROM r
     WHERE $verdict::VARCHAR IS NULL OR verdict = $verdict
 ),
