@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from dashboard_support import (
     BILLING,
@@ -34,31 +33,11 @@ from dashboard_support import (
     build_flow_scenario,
     seed,
     wait_http,
+    wait_visible,
 )
-from support.polling import eventually
 from support.ports import free_port
 
 TOKEN = "dashboard-test-token"
-VISIBLE_TIMEOUT_S = 30.0
-
-
-def _wait_visible(api: str, run_ids: tuple[str, ...], token: str | None = None) -> None:
-    """Wait until the query API lists the seeded runs (export → visible is asynchronous
-    only by the writer's commit; this is readiness, not a timing assertion)."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-
-    def listed() -> set[str]:
-        body = httpx.get(
-            f"{api}/api/v1/runs", params={"since": 0, "limit": 1000}, headers=headers, timeout=10
-        ).json()
-        return {r["run_id"] for r in body.get("runs", [])}
-
-    eventually(
-        listed,
-        lambda seen: all(any(s.startswith(r) for s in seen) for r in run_ids),
-        timeout=VISIBLE_TIMEOUT_S,
-        what="seeded runs visible through the API",
-    )
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +45,7 @@ def seeded_api(module_collector_factory: Any) -> str:
     """URL of a real collector holding the dashboard scenario (one run of every kind)."""
     proc = module_collector_factory()
     seed(proc.http_endpoint)
-    _wait_visible(proc.http_endpoint, (RUN_ROUTE, RUN_LAST_WEEK))
+    wait_visible(proc.http_endpoint, (RUN_ROUTE, RUN_LAST_WEEK))
     return proc.http_endpoint
 
 
@@ -78,7 +57,7 @@ def board_api(module_collector_factory: Any) -> str:
 
     proc = module_collector_factory()
     seed_board(proc.http_endpoint)
-    _wait_visible(proc.http_endpoint, ("board-stuck-old-", "board-wait-r-", SEARCH_RUN))
+    wait_visible(proc.http_endpoint, ("board-stuck-old-", "board-wait-r-", SEARCH_RUN))
     return proc.http_endpoint
 
 
@@ -88,7 +67,7 @@ def flow_api(module_collector_factory: Any) -> str:
     self-loop, an undeclared route, refusals)."""
     proc = module_collector_factory()
     seed(proc.http_endpoint, build=build_flow_scenario, services=(FLOW_SERVICE,))
-    _wait_visible(proc.http_endpoint, ("flow-",))
+    wait_visible(proc.http_endpoint, ("flow-",))
     return proc.http_endpoint
 
 
@@ -98,7 +77,7 @@ def big_run_api(module_collector_factory: Any) -> str:
     sent in one export by the real OTLP exporter and judged by the collector."""
     proc = module_collector_factory()
     seed(proc.http_endpoint, build=build_big_run, services=(BILLING,))
-    _wait_visible(proc.http_endpoint, (RUN_BIG,))
+    wait_visible(proc.http_endpoint, (RUN_BIG,))
     proc.judged()
     return proc.http_endpoint
 
@@ -114,7 +93,7 @@ def token_api(module_collector_factory: Any) -> tuple[str, str]:
     """(URL, token) of a real, seeded collector that requires `Authorization: Bearer <token>`."""
     proc = module_collector_factory(env={"HANDOFFSCOPE_TOKEN": TOKEN})
     seed(proc.http_endpoint, token=TOKEN)
-    _wait_visible(proc.http_endpoint, (RUN_ROUTE,), token=TOKEN)
+    wait_visible(proc.http_endpoint, (RUN_ROUTE,), token=TOKEN)
     return proc.http_endpoint, TOKEN
 
 
@@ -141,7 +120,7 @@ def foreign_api(module_collector_factory: Any) -> tuple[str, dict[str, Any]]:
     assert done.returncode == 0, done.stderr[-4000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     ids = {"foreign": out["healthy"], "shim": out["shim"]["healthy"]}
-    _wait_visible(proc.http_endpoint, tuple(ids.values()))
+    wait_visible(proc.http_endpoint, tuple(ids.values()))
     return proc.http_endpoint, ids
 
 

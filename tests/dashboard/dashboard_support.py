@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -465,3 +466,25 @@ def shot_dir() -> Path:
     folder = Path(configured) if configured else APP.parents[4] / "build" / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+VISIBLE_TIMEOUT_S = 30.0
+
+
+def wait_visible(api: str, run_ids: tuple[str, ...], token: str | None = None) -> None:
+    """Wait until the query API lists the seeded runs (export → visible is asynchronous
+    only by the writer's commit; this is readiness, not a timing assertion)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    def listed() -> set[str]:
+        body = httpx.get(
+            f"{api}/api/v1/runs", params={"since": 0, "limit": 1000}, headers=headers, timeout=10
+        ).json()
+        return {r["run_id"] for r in body.get("runs", [])}
+
+    eventually(
+        listed,
+        lambda seen: all(any(s.startswith(r) for s in seen) for r in run_ids),
+        timeout=VISIBLE_TIMEOUT_S,
+        what="seeded runs visible through the API",
+    )

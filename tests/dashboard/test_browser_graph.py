@@ -58,11 +58,11 @@ def _build_graph(tracers: dict[str, Any], now_ns: int) -> None:
 def flow_api(module_collector_factory: Any) -> str:
     """The conftest's 20-agent flow collector, plus `SHARED_EXTRA` runs on `SHARED_EDGE`
     (one undeclared), for this module."""
-    from conftest import _wait_visible
+    from dashboard_support import wait_visible
 
     proc = module_collector_factory()
     seed(proc.http_endpoint, build=_build_graph, services=(FLOW_SERVICE,))
-    _wait_visible(proc.http_endpoint, ("flow-0", "flow-shared-"))
+    wait_visible(proc.http_endpoint, ("flow-0", "flow-shared-"))
     return proc.http_endpoint
 
 

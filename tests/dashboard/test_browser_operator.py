@@ -299,7 +299,7 @@ def test_the_approvals_page_reads_every_wait_a_page_at_a_time(
     from handoffscope.dashboard import client
 
     monkeypatch.setattr(client, "APPROVALS_PAGE", 300)
-    client._approvals.clear()
+    client.clear_cache()
     at = open_page("approvals", monkeypatch, operator_api)
     assert not at.exception
     listed = client.approvals(None)

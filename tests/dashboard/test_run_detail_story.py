@@ -59,12 +59,11 @@ def _build(tracers: dict[str, Any], now_ns: int) -> None:
 
 @pytest.fixture(scope="module")
 def story_api(module_collector_factory: Any) -> str:
-    from conftest import _wait_visible
-    from dashboard_support import BILLING, seed
+    from dashboard_support import BILLING, seed, wait_visible
 
     proc = module_collector_factory()
     seed(proc.http_endpoint, build=_build, services=(BILLING, SUPPORT))
-    _wait_visible(proc.http_endpoint, (RUN_LOOP, RUN_MISSING))
+    wait_visible(proc.http_endpoint, (RUN_LOOP, RUN_MISSING))
     return proc.http_endpoint
 
 

@@ -23,9 +23,10 @@ with `layout.guard()` instead of a traceback. Errors are never cached.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -340,8 +341,37 @@ def connection() -> Connection:
     return Connection.from_env()
 
 
-@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _health(api: str, token: str | None) -> Health:
+P = ParamSpec("P")
+R = TypeVar("R")
+_READERS: list[Any] = []
+"""Every cached reader, for `clear_cache`."""
+
+
+def reader(ttl: float) -> Callable[[Callable[Concatenate[str, str | None, P], R]], Callable[P, R]]:
+    """A read of the query API, cached for `ttl` seconds per (API, token, arguments).
+
+    The decorated function takes the API's base URL and token first (so the cache keeps
+    one answer per collector and credential); what it becomes takes only the rest, with
+    the connection read from the dashboard's settings (`connection()`).
+    """
+
+    def wrap(fn: Callable[Concatenate[str, str | None, P], R]) -> Callable[P, R]:
+        cached = st.cache_data(ttl=ttl, show_spinner=False)(fn)
+        _READERS.append(cached)
+
+        def read(*args: P.args, **kwargs: P.kwargs) -> R:
+            c = connection()
+            return cached(c.api, c.token, *args, **kwargs)
+
+        read.__name__, read.__qualname__, read.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        return read
+
+    return wrap
+
+
+@reader(LIVE_TTL_SECONDS)
+def health(api: str, token: str | None) -> Health:
+    """`/healthz` (no auth): the connection in the sidebar, and whether verdicts trail."""
     body = _json(api, token, "/healthz")
     stored = body.get("spans_stored")
     lag = body.get("judge_lag_seconds")
@@ -352,14 +382,8 @@ def _health(api: str, token: str | None) -> Health:
     )
 
 
-def health() -> Health:
-    """`/healthz` (no auth): the connection in the sidebar, and whether verdicts trail."""
-    c = connection()
-    return _health(c.api, c.token)
-
-
-@st.cache_data(ttl=REVIEW_TTL_SECONDS, show_spinner=False)
-def _services(api: str, token: str | None) -> list[str]:
+@reader(REVIEW_TTL_SECONDS)
+def services(api: str, token: str | None) -> list[str]:
     path = f"{API_PREFIX}/services"
     body = _json(api, token, path)
     names = body.get("services", [])
@@ -368,13 +392,8 @@ def _services(api: str, token: str | None) -> list[str]:
     return sorted(str(n) for n in names if n)
 
 
-def services() -> list[str]:
-    c = connection()
-    return _services(c.api, c.token)
-
-
-@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _live(api: str, token: str | None, service: str | None, window_seconds: int) -> Live:
+@reader(LIVE_TTL_SECONDS)
+def live(api: str, token: str | None, service: str | None, window_seconds: int) -> Live:
     path = f"{API_PREFIX}/live"
     body = _json(api, token, path, {"service": service, "window": window_seconds})
     counts = body.get("verdict_counts") or {}
@@ -408,15 +427,10 @@ def _counts(raw: object) -> dict[str, int]:
     return {str(k): int(v) for k, v in raw.items() if isinstance(v, int | float)}
 
 
-def live(service: str | None, window_seconds: int) -> Live:
-    c = connection()
-    return _live(c.api, c.token, service, window_seconds)
-
-
-@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
-def _runs(
+@reader(LIST_TTL_SECONDS)
+def runs(
     api: str, token: str | None, service: str | None, window_seconds: int | None,
-    verdict: str | None, limit: int,
+    verdict: str | None = None, limit: int = 100,
 ) -> pd.DataFrame:  # fmt: skip
     path = f"{API_PREFIX}/runs"
     params = {
@@ -426,13 +440,6 @@ def _runs(
         "limit": limit,
     }
     return frame(_list(_json(api, token, path, params), "runs", path), RUN_COLUMNS)
-
-
-def runs(
-    service: str | None, window_seconds: int | None, verdict: str | None = None, limit: int = 100
-) -> pd.DataFrame:
-    c = connection()
-    return _runs(c.api, c.token, service, window_seconds, verdict, limit)
 
 
 RUN_HANDOFFS_PAGE = 200
@@ -445,12 +452,14 @@ _RUN_LISTS = (
 )  # fmt: skip
 
 
-@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _run_list(
-    api: str, token: str | None, service: str | None, window_seconds: int | None,
-    q: str | None, agent: str | None, state: str | None, verdict: str | None, sort: str,
-    limit: int, offset: int,
+@reader(LIVE_TTL_SECONDS)
+def run_list(
+    api: str, token: str | None, service: str | None, window_seconds: int | None, *,
+    q: str | None = None, agent: str | None = None, state: str | None = None,
+    verdict: str | None = None, sort: str = "newest", limit: int = 100, offset: int = 0,
 ) -> Listed:  # fmt: skip
+    """The Runs page's search (docs/api.md, `/runs`): at most `limit` rows from `offset`
+    on, and the total."""
     path = f"{API_PREFIX}/runs"
     params = {
         "service": service,
@@ -471,31 +480,12 @@ def _run_list(
     return Listed(rows, _int(body.get("total")))
 
 
-def run_list(
-    service: str | None,
-    window_seconds: int | None,
-    *,
-    q: str | None = None,
-    agent: str | None = None,
-    state: str | None = None,
-    verdict: str | None = None,
-    sort: str = "newest",
-    limit: int = 100,
-    offset: int = 0,
-) -> Listed:
-    """The Runs page's search (docs/api.md, `/runs`): at most `limit` rows from `offset`
-    on, and the total."""
-    c = connection()
-    return _run_list(
-        c.api, c.token, service, window_seconds, q, agent, state, verdict, sort, limit, offset
-    )
-
-
-@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _run(
-    api: str, token: str | None, run_id: str, handoffs_offset: int, handoffs_limit: int,
-    spans_limit: int,
+@reader(LIVE_TTL_SECONDS)
+def run(
+    api: str, token: str | None, run_id: str, handoffs_offset: int = 0,
+    handoffs_limit: int = RUN_HANDOFFS_PAGE, spans_limit: int = RUN_SPANS_PAGE,
 ) -> RunDetail:  # fmt: skip
+    """One run, with one page of its handoffs (from `handoffs_offset`) and its oldest spans."""
     path = f"{API_PREFIX}/runs/{quote(run_id, safe='')}"
     params = {
         "handoffs_offset": handoffs_offset,
@@ -528,19 +518,8 @@ def _int(value: Any) -> int:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
-def run(
-    run_id: str,
-    handoffs_offset: int = 0,
-    handoffs_limit: int = RUN_HANDOFFS_PAGE,
-    spans_limit: int = RUN_SPANS_PAGE,
-) -> RunDetail:
-    """One run, with one page of its handoffs (from `handoffs_offset`) and its oldest spans."""
-    c = connection()
-    return _run(c.api, c.token, run_id, handoffs_offset, handoffs_limit, spans_limit)
-
-
-@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
-def _edges(
+@reader(LIST_TTL_SECONDS)
+def edges(
     api: str, token: str | None, service: str | None, window_seconds: int | None
 ) -> pd.DataFrame:
     path = f"{API_PREFIX}/edges"
@@ -552,27 +531,20 @@ def _edges(
     return df
 
 
-def edges(service: str | None, window_seconds: int | None) -> pd.DataFrame:
-    c = connection()
-    return _edges(c.api, c.token, service, window_seconds)
-
-
-@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
-def _loops(
-    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int
+@reader(LIST_TTL_SECONDS)
+def loops(
+    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int = 100
 ) -> pd.DataFrame:
     path = f"{API_PREFIX}/loops"
     params = {"service": service, "since": _since(window_seconds), "limit": limit}
     return frame(_list(_json(api, token, path, params), "loops", path), LOOP_COLUMNS)
 
 
-def loops(service: str | None, window_seconds: int | None, limit: int = 100) -> pd.DataFrame:
-    c = connection()
-    return _loops(c.api, c.token, service, window_seconds, limit)
-
-
-@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _approvals(api: str, token: str | None, service: str | None, limit: int) -> Listed:
+@reader(LIVE_TTL_SECONDS)
+def approvals(api: str, token: str | None, service: str | None, limit: int = 10_000) -> Listed:
+    """Open waits in the collector's order (overdue, then uncertain, then by deadline), at
+    most `limit` (fetched a page at a time), with the total and the count per verdict of
+    every open wait."""
     path = f"{API_PREFIX}/approvals"
     # Page through the collector's order (`offset`) up to `limit` waits: the page groups
     # them by owner, so it needs every one, not the first API page.
@@ -595,15 +567,7 @@ APPROVALS_PAGE = 1000
 """The query API's largest page (`limit`)."""
 
 
-def approvals(service: str | None, limit: int = 10_000) -> Listed:
-    """Open waits in the collector's order (overdue, then uncertain, then by deadline), at
-    most `limit` (fetched a page at a time), with the total and the count per verdict of
-    every open wait."""
-    c = connection()
-    return _approvals(c.api, c.token, service, limit)
-
-
-@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+@reader(LIST_TTL_SECONDS)
 def _drops(api: str, token: str | None) -> pd.DataFrame:
     path = f"{API_PREFIX}/drops"
     return frame(_list(_json(api, token, path), "drops", path), DROP_COLUMNS)
@@ -611,12 +575,11 @@ def _drops(api: str, token: str | None) -> pd.DataFrame:
 
 def drops(service: str | None) -> pd.DataFrame:
     """Attribute names the collector's allowlist removed, per service (names, never values)."""
-    c = connection()
-    df = _drops(c.api, c.token)
+    df = _drops()
     return df if service is None else df[df["service"] == service]
 
 
-@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
+@reader(LIST_TTL_SECONDS)
 def _sources(api: str, token: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     path = f"{API_PREFIX}/sources"
     body = _json(api, token, path)
@@ -629,14 +592,13 @@ def _sources(api: str, token: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
 def sources(service: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every instrumentation scope that sent spans, per service, and what became of them;
     and the instrumentations the collector translates (docs/api.md, /sources)."""
-    c = connection()
-    df, translators = _sources(c.api, c.token)
+    df, translators = _sources()
     return (df if service is None else df[df["service"] == service]), translators
 
 
-@st.cache_data(ttl=LIST_TTL_SECONDS, show_spinner=False)
-def _false_completions(
-    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int
+@reader(LIST_TTL_SECONDS)
+def false_completions(
+    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int = 100
 ) -> Listed:
     path = f"{API_PREFIX}/false_completions"
     params = {"service": service, "since": _since(window_seconds), "limit": limit}
@@ -646,13 +608,8 @@ def _false_completions(
     )
 
 
-def false_completions(service: str | None, window_seconds: int | None, limit: int = 100) -> Listed:
-    c = connection()
-    return _false_completions(c.api, c.token, service, window_seconds, limit)
-
-
-@st.cache_data(ttl=REVIEW_TTL_SECONDS, show_spinner=False)
-def _weekly(api: str, token: str | None, service: str | None, weeks: int) -> Weekly:
+@reader(REVIEW_TTL_SECONDS)
+def weekly(api: str, token: str | None, service: str | None, weeks: int) -> Weekly:
     path = f"{API_PREFIX}/review/weekly"
     body = _json(api, token, path, {"service": service, "weeks": weeks, "format": "json"})
     return Weekly(
@@ -667,21 +624,11 @@ def _weekly(api: str, token: str | None, service: str | None, weeks: int) -> Wee
     )
 
 
-def weekly(service: str | None, weeks: int) -> Weekly:
-    c = connection()
-    return _weekly(c.api, c.token, service, weeks)
-
-
-@st.cache_data(ttl=REVIEW_TTL_SECONDS, show_spinner=False)
-def _weekly_csv(api: str, token: str | None, service: str | None, weeks: int) -> bytes:
+@reader(REVIEW_TTL_SECONDS)
+def weekly_csv(api: str, token: str | None, service: str | None, weeks: int) -> bytes:
+    """The collector's own CSV export, byte for byte (one row per week, dimension, key)."""
     path = f"{API_PREFIX}/review/weekly"
     return _get(api, token, path, {"service": service, "weeks": weeks, "format": "csv"}).content
-
-
-def weekly_csv(service: str | None, weeks: int) -> bytes:
-    """The collector's own CSV export, byte for byte (one row per week, dimension, key)."""
-    c = connection()
-    return _weekly_csv(c.api, c.token, service, weeks)
 
 
 # --- acknowledgements (docs/api.md, Acknowledgements) ------------------------------------
@@ -709,21 +656,18 @@ class NothingToClear(CollectorError):
     cleared from another page or by `handoffscope ack clear`)."""
 
 
-@st.cache_data(ttl=LIVE_TTL_SECONDS, show_spinner=False)
-def _acknowledgements(api: str, token: str | None, active: bool) -> list[dict[str, Any]]:
+@reader(LIVE_TTL_SECONDS)
+def acknowledgements(api: str, token: str | None, active: bool = True) -> list[dict[str, Any]]:
+    """Active acknowledgements (`active=False`: the last 200, expired and cleared too), as
+    the API's `Acknowledgement` objects."""
     body = _json(api, token, ACK_PATH, {"active": "true" if active else "false"})
     return _list(body, "acknowledgements", ACK_PATH)
 
 
-def acknowledgements(active: bool = True) -> list[dict[str, Any]]:
-    """Active acknowledgements (`active=False`: the last 200, expired and cleared too), as
-    the API's `Acknowledgement` objects."""
-    c = connection()
-    return _acknowledgements(c.api, c.token, active)
-
-
-@st.cache_data(ttl=ACK_PROBE_TTL_SECONDS, show_spinner=False)
-def _ack_probe(api: str, token: str | None) -> str:
+@reader(ACK_PROBE_TTL_SECONDS)
+def ack_support(api: str, token: str | None) -> str:
+    """Whether this dashboard's API takes acknowledgements: `ACK_WRITABLE`,
+    `ACK_READ_ONLY` or `ACK_UNSUPPORTED`."""
     # An empty body: a collector refuses it (400/422) without writing anything, a
     # read-only API answers 405 before reading it. Asking the API beats guessing from
     # its version or from /openapi.json, which documents the route on both.
@@ -733,13 +677,6 @@ def _ack_probe(api: str, token: str | None) -> str:
     if resp.status_code == 404:
         return ACK_UNSUPPORTED
     return ACK_WRITABLE
-
-
-def ack_support() -> str:
-    """Whether this dashboard's API takes acknowledgements: `ACK_WRITABLE`,
-    `ACK_READ_ONLY` or `ACK_UNSUPPORTED`."""
-    c = connection()
-    return _ack_probe(c.api, c.token)
 
 
 def _write_error(resp: httpx.Response, what: str) -> CollectorError:
@@ -797,8 +734,5 @@ def clear_acknowledgement(event: str, run_id: str, handoff_id: str | None) -> No
 
 def clear_cache() -> None:
     """Forget cached answers (the sidebar's "Refresh now", and after every write)."""
-    for fn in (
-        _health, _services, _live, _runs, _run_list, _run, _edges, _loops, _approvals,
-        _false_completions, _weekly, _weekly_csv, _drops, _sources, _acknowledgements,
-    ):  # fmt: skip
-        fn.clear()
+    for cached in _READERS:
+        cached.clear()

@@ -46,6 +46,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, FastAPI, Path, Query
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute
@@ -1091,6 +1092,14 @@ async def bad_param(request: Request, exc: Exception) -> Response:
     return _error(400, f"{where}: {first.get('msg', 'not accepted')}")
 
 
+async def http_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's own refusals (a body that is not JSON: 400 "There was an error parsing
+    the body") in the API's one error shape, `{"error": ...}`, as docs/api.md promises."""
+    if isinstance(exc, StarletteHTTPException):
+        return _error(exc.status_code, str(exc.detail))
+    return _error(400, "not accepted")
+
+
 def query_app(
     store,
     engine,
@@ -1121,7 +1130,11 @@ def query_app(
             "operation_spans": False,
             "auto_configure": False,
         },
-        exception_handlers={**(exception_handlers or {}), RequestValidationError: bad_param},
+        exception_handlers={
+            StarletteHTTPException: http_error,
+            **(exception_handlers or {}),
+            RequestValidationError: bad_param,
+        },
     )
     app.include_router(api.router())
     # Generating the document takes about half a second (every model's schema): off the

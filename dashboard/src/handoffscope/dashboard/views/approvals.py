@@ -24,8 +24,8 @@ from handoffscope.dashboard import acknowledge, charts, client, layout, notified
 from handoffscope.instrumentation import semconv as sc
 
 REFRESH_SECONDS = 5
+# Waits read for the page (a page of the API at a time): every open wait, up to this many.
 LIMIT = 10_000
-"""Waits read for the page (a page of the API at a time): every open wait, up to this many."""
 NO_OWNER = "— no owner —"
 OPEN_GROUPS = 3  # owners shown expanded; the rest are one click away
 
