@@ -57,7 +57,12 @@ def test_one_grace_default_for_collector_demo_and_docs(monkeypatch) -> None:
     grace = CollectorConfig.grace_seconds
     assert demo.parser().parse_args([]).grace_seconds == grace
     readme = (ROOT / "README.md").read_text()
-    stated = {float(s) for s in re.findall(r"grace window \((?:`--grace-seconds`, default )?(\d+(?:\.\d+)?) s\)", readme)}
+    stated = {
+        float(s)
+        for s in re.findall(
+            r"grace window \((?:`--grace-seconds`, default )?(\d+(?:\.\d+)?) s\)", readme
+        )
+    }
     assert stated == {grace}, stated
     settings = (ROOT / "docs" / "configuration.md").read_text()
     assert f"| `--grace-seconds` | `HANDOFFSCOPE_GRACE_SECONDS` | `{grace:g}` |" in settings
