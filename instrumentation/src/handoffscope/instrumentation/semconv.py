@@ -29,8 +29,19 @@ SPAN_TRANSFER: Final = "handoff.transfer"
 SPAN_ACCEPT: Final = "handoff.accept"
 SPAN_WAIT: Final = "handoff.wait"
 SPAN_OUTCOME: Final = "handoff.outcome"
+SPAN_USAGE: Final = "handoff.usage"
+"""One model call's usage, translated from another instrumentation's model span: it names
+the calling agent (`gen_ai.agent.name`) and its time places it in that agent's leg."""
 
-SPAN_NAMES: Final = (SPAN_RUN, SPAN_REQUEST, SPAN_TRANSFER, SPAN_ACCEPT, SPAN_WAIT, SPAN_OUTCOME)
+SPAN_NAMES: Final = (
+    SPAN_RUN,
+    SPAN_REQUEST,
+    SPAN_TRANSFER,
+    SPAN_ACCEPT,
+    SPAN_WAIT,
+    SPAN_OUTCOME,
+    SPAN_USAGE,
+)
 
 # --- attribute names (docs/semconv.md) ----------------------------------------------------
 
