@@ -128,7 +128,7 @@ class Batcher:
 
 TABLES = (
     "handoffs", "runs", "waits", "handoff_daily", "edge_hourly", "edge_daily",
-    "edge_runs", "edge_runs_daily", "services", "spans",
+    "edge_runs", "edge_runs_daily", "run_daily", "services", "spans",
 )  # fmt: skip
 CHUNK_HANDOFFS = 33 * 7_500
 """Handoffs per chunk of the set-based path (whole runs: a multiple of the 33-handoff size

@@ -512,3 +512,17 @@ SELECT service, min(CASE WHEN outcome_result IS NOT NULL THEN last_seen_ns - 500
 FROM runs
 GROUP BY ALL
 ORDER BY ALL
+;
+-- Runs per day, service and the verdict their timeline ends in (engine/__init__.py:
+-- run_daily_key, engine step 23); the history reports no usage, so its sums are 0.
+INSERT INTO run_daily BY NAME
+SELECT
+    first_seen_ns // 86400000000000 AS day,
+    coalesce(service, '') AS service,
+    CASE WHEN flip2_ns IS NOT NULL THEN flip2_verdict
+         WHEN flip1_ns IS NOT NULL THEN flip1_verdict ELSE verdict END AS verdict,
+    count(*) AS runs,
+    0 AS input_tokens, 0 AS output_tokens, 0 AS model_calls, 0 AS cost_nusd, 0 AS unpriced,
+    0 AS burned_tokens, 0 AS burned_cost_nusd
+FROM runs
+GROUP BY ALL

@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 SQL = HERE / "gen_history_pg.sql"
 TABLES = (
     "handoffs", "runs", "waits", "handoff_daily", "edge_hourly", "edge_daily",
-    "edge_runs", "edge_runs_daily", "services",
+    "edge_runs", "edge_runs_daily", "run_daily", "services",
 )  # fmt: skip
 S = 10**9
 

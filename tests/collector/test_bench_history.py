@@ -21,9 +21,9 @@ import pytest
 from support.collector import CollectorProcess, metric_value
 from support.polling import eventually
 
-from handoffscope.collector.engine import EDGE_RUNS_KEPT, daily_key, edge_key
+from handoffscope.collector.engine import EDGE_RUNS_KEPT, daily_key, edge_key, run_daily_key
 from handoffscope.collector.engine.judge import MARK_KEY
-from handoffscope.collector.store.records import HandoffRecord, read, run_key
+from handoffscope.collector.store.records import HandoffRecord, RunRecord, read, run_key
 from handoffscope.instrumentation import semconv as sc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -68,18 +68,30 @@ def test_the_rollups_are_the_engines_recount_of_the_handoff_rows(con) -> None:
     daily: Counter[tuple] = Counter()
     for (hour, *rest), n in hourly.items():
         daily[(hour // 24, *rest)] += n
-    assert rows(con, "SELECT * EXCLUDE (handoffs), handoffs FROM edge_hourly") == sorted(
-        (*k, n) for k, n in hourly.items()
-    )
-    assert rows(con, "SELECT * EXCLUDE (handoffs), handoffs FROM edge_daily") == sorted(
-        (*k, n) for k, n in daily.items()
-    )
+    assert rows(
+        con,
+        "SELECT hour, service, from_agent, to_agent, verdict, undeclared, handoffs FROM edge_hourly",
+    ) == sorted((*k, n) for k, n in hourly.items())
+    assert rows(
+        con,
+        "SELECT day, service, from_agent, to_agent, verdict, undeclared, handoffs FROM edge_daily",
+    ) == sorted((*k, n) for k, n in daily.items())
     weekly = Counter(k for k in map(daily_key, handoffs) if k is not None)
     assert rows(
         con,
         "SELECT (day - DATE '1970-01-01')::BIGINT, service, from_agent, to_agent, reason,"
         " handoffs FROM handoff_daily",
     ) == sorted((*k, n) for k, n in weekly.items())
+    runs = read(RunRecord, con.sql("SELECT * FROM runs").to_arrow_table())
+    by_day = Counter(run_daily_key(r) for r in runs)
+    assert rows(con, "SELECT day, service, verdict, runs FROM run_daily") == sorted(
+        (*k, n) for k, n in by_day.items()
+    )
+    # No usage in this history: every usage sum is 0.
+    for table in ("edge_hourly", "edge_daily", "run_daily"):
+        assert rows(con, f"SELECT DISTINCT input_tokens, cost_nusd, unpriced FROM {table}") == [
+            (0, 0, 0)
+        ]
     # The rule under test matters here: timelines that flip, counted as they end.
     flipped = [h for h in handoffs if h.flip1_ns is not None]
     assert {h.flip1_verdict for h in flipped} >= {sc.DESTINATION_NOT_STARTED}

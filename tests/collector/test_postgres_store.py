@@ -293,10 +293,10 @@ def test_engine_tables_have_the_duckdb_columns_in_the_same_order(dsn: str, tmp_p
     pg.close()
     con = psycopg.connect(dsn, autocommit=True)
     same = {"VARCHAR": "text", "BIGINT": "bigint", "INTEGER": "integer", "BOOLEAN": "boolean"}
-    same |= {"DATE": "date", "VARCHAR[]": "text[]"}
+    same |= {"DATE": "date", "VARCHAR[]": "text[]", "DOUBLE": "double precision"}
     tables = ["handoffs", "runs", "waits", "handoff_daily", "services"]
     tables += ["edge_hourly", "edge_runs", "edge_daily", "edge_runs_daily", "spans", "drops"]
-    tables += ["notifications", "meta", "sources", "acknowledgements"]
+    tables += ["notifications", "meta", "sources", "acknowledgements", "run_daily"]
     for table in tables:
         want = [
             (name, same[kind], null == "YES")
@@ -400,7 +400,9 @@ REGISTERED: dict[str, str | None] = {
     "hs_lookup": "run_key bigint, run_id text",
     "hs_reload": "run_key bigint, run_id text",
     "hs_edge_delta": "hour bigint, service text, from_agent text, to_agent text, "
-    "verdict text, undeclared boolean, handoffs bigint",
+    "verdict text, undeclared boolean, handoffs bigint, input_tokens bigint, "
+    "output_tokens bigint, model_calls bigint, cost_nusd bigint, unpriced bigint",
+    "hs_run_daily_delta": "LIKE run_daily",
     "hs_edge_runs": "hour bigint, service text, from_agent text, to_agent text, runs text[]",
     "hs_new_services": "service text",
     "hs_service_outcomes": "service text, first_outcome_ns bigint",

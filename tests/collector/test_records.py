@@ -33,6 +33,7 @@ from handoffscope.collector.engine.evidence import (
     HandoffState,
     RunState,
 )
+from handoffscope.collector.engine.usage import Usage
 from handoffscope.collector.store import records
 from handoffscope.collector.store.duckdb_store import DuckDBStore
 from handoffscope.instrumentation import semconv as sc
@@ -44,6 +45,7 @@ DUCKDB_TYPES = {
     pa.int64(): "BIGINT",
     pa.int32(): "INTEGER",
     pa.bool_(): "BOOLEAN",
+    pa.float64(): "DOUBLE",
     pa.list_(pa.string()): "VARCHAR[]",
 }
 
@@ -193,6 +195,8 @@ def test_the_engines_positional_rows_put_each_value_in_its_field() -> None:
     h.timeline = tl
     ev = HandoffEvidence(**{f: _tag(f) for f in records.EVIDENCE_COLUMNS})
     ev.required_keys, ev.missing_keys = (_tag("required_keys"),), (_tag("missing_keys"),)
+    usage_fields = ("input_tokens", "output_tokens", "model_calls", "cost_usd", "model")
+    h.leg = Usage(*(_tag(n) for n in usage_fields), unpriced=())  # type: ignore[arg-type]
 
     row = E._handoff_row(run, _tag("service"), h, _tag("seq"), ev)  # type: ignore[arg-type]
     assert [f for f, v in row._asdict().items() if not _named(v, f)] == ["unhealthy_from_ns"]
@@ -204,11 +208,13 @@ def test_the_engines_positional_rows_put_each_value_in_its_field() -> None:
             if f.name in ("path", "loop_cycle", "unobserved")
             else _tag(f.name)
             for f in dataclasses.fields(E.RunView)
-            if f.name not in ("handoffs", "waits", "timeline")
+            if f.name not in ("handoffs", "waits", "timeline", "usage", "burned")
         },
         handoffs=[],
         waits=[],
         timeline=tl,
+        usage=Usage(*(_tag(n) for n in usage_fields), unpriced=(_tag("unpriced_models"),)),  # type: ignore[arg-type]
+        burned=Usage(*(_tag(f"burned_{n}") for n in usage_fields), unpriced=()),  # type: ignore[arg-type]
     )
     run_row = E._run_row(run, _tag("service"), view)  # type: ignore[arg-type]
     assert [f for f, v in run_row._asdict().items() if not _named(v, f)] == []

@@ -18,6 +18,11 @@ of `store/records.py`, and every statement is asked of `store/statements.py` by 
 - `edge_hourly`, `edge_runs`: settled handoffs per hour, edge and verdict, and the newest
   runs per edge and hour (control-flow view over windows of up to 30 days).
 - `services`: every service seen.
+- `run_daily`: runs and their usage per day, service and verdict (weekly review's cost).
+
+Usage (engine/usage.py) is placed in legs, summed and priced when a run is judged: each
+handoff row carries its destination's leg, each run row the sum and its loop's share, and
+the edge and run rollups sum them beside their counts with the same deltas.
 
 The rollups are kept exact with +1/-1 deltas: each handoff in memory remembers the
 bucket it was counted in, and a reloaded handoff recomputes it from its stored row.
@@ -69,6 +74,7 @@ from .evidence import (
     SpanColumns,
     merge_spans,
 )
+from .usage import Price, Usage, nano_usd, no_price
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +123,8 @@ def daily_key(row: HandoffRecord) -> tuple | None:
     )
 
 
+USAGE_SUMS = ("input_tokens", "output_tokens", "model_calls", "cost_nusd", "unpriced")
+"""What the edge rollups sum of their handoffs' legs (engine step 23), in `edge_usage` order."""
 EDGE_SCHEMA = pa.schema(
     [
         ("hour", I64),  # the daily upserts rename it to day
@@ -126,8 +134,68 @@ EDGE_SCHEMA = pa.schema(
         ("verdict", STR),
         ("undeclared", BOOL),
         ("handoffs", I64),
+        *((name, I64) for name in USAGE_SUMS),
     ]
 )
+RUN_DAILY_SCHEMA = pa.schema(
+    [
+        ("day", I64),
+        ("service", STR),
+        ("verdict", STR),
+        ("runs", I64),
+        *((name, I64) for name in USAGE_SUMS),
+        ("burned_tokens", I64),
+        ("burned_cost_nusd", I64),
+    ]
+)
+NO_USAGE = (0, 0, 0, 0, 0)
+
+
+def usage_sums(
+    input_tokens: int | None, output_tokens: int | None, calls: int | None, cost: float | None
+) -> tuple[int, int, int, int, int]:
+    """A leg's (or run's) figures as the rollups add them (`USAGE_SUMS`); unpriced is 1
+    when it reported usage but has no price."""
+    reported = input_tokens is not None or output_tokens is not None or calls is not None
+    return (
+        input_tokens or 0,
+        output_tokens or 0,
+        calls or 0,
+        nano_usd(cost),
+        int(reported and cost is None),
+    )
+
+
+def edge_usage(row: HandoffRecord) -> tuple[int, ...]:
+    """What a handoff row adds to its edge's usage sums."""
+    return usage_sums(row.input_tokens, row.output_tokens, row.model_calls, row.cost_usd)
+
+
+def run_daily_key(row: RunRecord) -> tuple:
+    """(day, service, verdict) of a run row: its `run_daily` bucket, under the verdict its
+    timeline ends in (as `edge_key`)."""
+    return (row.first_seen_ns // NS_PER_DAY, row.service or "", final_verdict(row))
+
+
+def run_daily_sums(row: RunRecord) -> tuple[int, ...]:
+    """What a run row adds to its `run_daily` bucket, after `runs` (1)."""
+    burned_tokens = (row.burned_input_tokens or 0) + (row.burned_output_tokens or 0)
+    return (
+        1,
+        *usage_sums(row.input_tokens, row.output_tokens, row.model_calls, row.cost_usd),
+        burned_tokens,
+        nano_usd(row.burned_cost_usd),
+    )
+
+
+def _shift(sums: dict[tuple, list[int]], key: tuple, by: Sequence[int], sign: int) -> None:
+    cur = sums.get(key)
+    if cur is None:
+        cur = sums[key] = [0] * len(by)
+    for i, v in enumerate(by):
+        cur[i] += sign * v
+
+
 EDGE_RUNS_SCHEMA = pa.schema(
     [("hour", I64), ("service", STR), ("from_agent", STR), ("to_agent", STR), ("runs", STRS)]
 )
@@ -153,8 +221,8 @@ def edge_key(row: HandoffRecord) -> tuple | None:
     )
 
 
-def final_verdict(row: HandoffRecord) -> str:
-    """The verdict a handoff row's timeline ends in: its last flip's, or its verdict."""
+def final_verdict(row: HandoffRecord | RunRecord) -> str:
+    """The verdict a row's timeline ends in: its last flip's, or its verdict."""
     if row.flip2_ns is not None:
         return row.flip2_verdict  # type: ignore[return-value]
     if row.flip1_ns is not None:
@@ -242,6 +310,10 @@ class _Writes:
         self.waits_doomed: list[int] = []
         self.daily: Counter[tuple] = Counter()
         self.edges: Counter[tuple] = Counter()
+        self.edge_usage: dict[tuple, list[int]] = {}
+        """Per edge key, the `USAGE_SUMS` deltas."""
+        self.run_daily: dict[tuple, list[int]] = {}
+        """Per `run_daily_key`, the deltas of runs and their sums (`run_daily_sums`)."""
         self.edge_runs: defaultdict[tuple, list[tuple[int, str]]] = defaultdict(list)
         self.services: set[str] = set()
         self.service_outcomes: dict[str, int] = {}
@@ -270,8 +342,11 @@ class HealthEngine:
         require_outcome: Iterable[str] = (),
         max_handoffs_per_run: int = 10_000,
         shard: tuple[int, int] = (0, 1),
+        price: Price = no_price,
     ) -> None:
         self.grace_seconds = float(grace_seconds)
+        self.price = price
+        """Prices a usage report when its run is judged (prices.PriceBook.cost; none: None)."""
         self.shard, self.shards = shard
         """This engine judges the runs whose `run_key % shards == shard` (`--judge-workers`:
         one engine per worker process, engine/shards.py); (0, 1): every run."""
@@ -468,7 +543,7 @@ class HealthEngine:
             statements.run(con, "engine/expire_daily", {"cutoff_day": _day(cutoff_ns)})
             for name in ("expire_edges", "expire_edge_runs"):
                 statements.run(con, f"engine/{name}", {"cutoff_hour": cutoff_ns // NS_PER_HOUR})
-            for name in ("expire_edge_daily", "expire_edge_runs_daily"):
+            for name in ("expire_edge_daily", "expire_edge_runs_daily", "expire_run_daily"):
                 statements.run(con, f"engine/{name}", {"cutoff_day": cutoff_ns // NS_PER_DAY})
         for rid in [r for r, s in self.runs.items() if (s.last_seen_ns or 0) < cutoff_ns]:
             self._drop(rid)
@@ -533,6 +608,7 @@ class HealthEngine:
         ):
             run = RunState(run_row.run_id, run_row.run_key)
             run.row_hash, run.row_seq = hash(run_row), row_seq
+            run.daily_key, run.daily_usage = run_daily_key(run_row), run_daily_sums(run_row)
             run.capped = bool(run_row.handoffs_capped)
             runs[run.run_id] = run
         found = pa.table(
@@ -597,9 +673,11 @@ class HealthEngine:
                 ek = edge_key(row)
                 if ek is not None:
                     pending.edges[ek] -= 1
+                    _shift(pending.edge_usage, ek, edge_usage(row), -1)
                 continue
             h.row_hash, h.row_seq = hash(row), row_seq
             h.daily_key, h.edge_key = daily_key(row), edge_key(row)
+            h.edge_usage = edge_usage(row) if h.edge_key is not None else None
         for row_seq, wait_row in zip(
             w_table.column("row_seq").to_pylist(), records.read(WaitRecord, w_table), strict=True
         ):
@@ -620,7 +698,7 @@ class HealthEngine:
         self._pending = _Writes()
         for rid in run_ids:
             run = self.runs[rid]
-            view = evaluate_run(run, self.grace_seconds, self.policy)
+            view = evaluate_run(run, self.grace_seconds, self.policy, self.price)
             service = view.service
             if service is not None and service not in self.services:
                 w.services.add(service)
@@ -638,6 +716,12 @@ class HealthEngine:
                 run.row_hash, run.row_seq = digest, self._next("runs")
                 w.runs.append(row)
                 w.run_seqs.append(run.row_seq)
+                key, sums = run_daily_key(row), run_daily_sums(row)
+                if key != run.daily_key or sums != run.daily_usage:
+                    if run.daily_key is not None:
+                        _shift(w.run_daily, run.daily_key, run.daily_usage, -1)  # type: ignore[arg-type]
+                    _shift(w.run_daily, key, sums, 1)
+                    run.daily_key, run.daily_usage = key, sums
         return w
 
     def _handoff(self, w: _Writes, run: RunState, service, h: HandoffState, seq: int, ev) -> None:
@@ -663,12 +747,15 @@ class HealthEngine:
                 w.daily[key] += 1
             h.daily_key = key
         ekey = edge_key(row)
-        if ekey != h.edge_key:
+        sums = edge_usage(row) if ekey is not None else None
+        if ekey != h.edge_key or sums != h.edge_usage:
             if h.edge_key is not None:
                 w.edges[h.edge_key] -= 1
+                _shift(w.edge_usage, h.edge_key, h.edge_usage or NO_USAGE, -1)
             if ekey is not None:
                 w.edges[ekey] += 1
-            h.edge_key = ekey
+                _shift(w.edge_usage, ekey, sums or NO_USAGE, 1)
+            h.edge_key, h.edge_usage = ekey, sums
 
     def _wait(self, w: _Writes, run: RunState, service, h: HandoffState, ev) -> None:
         tl = h.wait_timeline
@@ -725,14 +812,33 @@ class HealthEngine:
         daily_edges: Counter[tuple] = Counter()
         for k, n in w.edges.items():
             daily_edges[(k[0] // 24, *k[1:])] += n
+        daily_usage: dict[tuple, list[int]] = {}
+        for k, add in w.edge_usage.items():
+            _shift(daily_usage, (k[0] // 24, *k[1:]), add, 1)
         daily_runs: defaultdict[tuple, list[tuple[int, str]]] = defaultdict(list)
         for k, runs in w.edge_runs.items():
             daily_runs[(k[0] // 24, *k[1:])].extend(runs)
-        for name, counts in (("upsert_edge_hourly", w.edges), ("upsert_edge_daily", daily_edges)):
-            delta = [(k, n) for k, n in counts.items() if n]
-            if delta:
-                with statements.registered(con, {"hs_edge_delta": _edge_table(delta)}):
+        for name, counts, usage in (
+            ("upsert_edge_hourly", w.edges, w.edge_usage),
+            ("upsert_edge_daily", daily_edges, daily_usage),
+        ):
+            edge_delta = [
+                (k, counts.get(k, 0), usage.get(k) or NO_USAGE)
+                for k in counts.keys() | usage.keys()
+                if counts.get(k) or any(usage.get(k) or ())
+            ]
+            if edge_delta:
+                with statements.registered(con, {"hs_edge_delta": _edge_table(edge_delta)}):
                     statements.run(con, f"engine/{name}")
+        run_delta = [(k, v) for k, v in w.run_daily.items() if any(v)]
+        if run_delta:
+            cols = list(zip(*(k + tuple(v) for k, v in run_delta), strict=True))
+            table = pa.Table.from_arrays(
+                [pa.array(c, f.type) for c, f in zip(cols, RUN_DAILY_SCHEMA, strict=True)],
+                schema=RUN_DAILY_SCHEMA,
+            )
+            with statements.registered(con, {"hs_run_daily_delta": table}):
+                statements.run(con, "engine/upsert_run_daily")
         for name, lists in (
             ("upsert_edge_runs", w.edge_runs),
             ("upsert_edge_runs_daily", daily_runs),
@@ -759,14 +865,12 @@ class HealthEngine:
         self.stats["run_rows_written"] += len(w.runs)
 
 
-def _edge_table(delta: list[tuple[tuple, int]]) -> pa.Table:
-    """Rollup deltas as Arrow; the bucket column is an hour or a day (same schema)."""
-    cols = list(zip(*(k for k, _ in delta), strict=True))
+def _edge_table(delta: Sequence[tuple[tuple, int, Sequence[int]]]) -> pa.Table:
+    """Rollup deltas (key, count, usage sums) as Arrow; the bucket column is an hour or a
+    day (same schema)."""
+    cols = list(zip(*(k + (n, *sums) for k, n, sums in delta), strict=True))
     return pa.Table.from_arrays(
-        [
-            *(pa.array(c, f.type) for c, f in zip(cols, EDGE_SCHEMA, strict=False)),
-            pa.array([n for _, n in delta], I64),
-        ],
+        [pa.array(c, f.type) for c, f in zip(cols, EDGE_SCHEMA, strict=True)],
         schema=EDGE_SCHEMA,
     )
 
@@ -840,8 +944,16 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> Hando
             ev.kind,
             tuple(v[_F_UNOBSERVED] or ()),
             ev.run_status,
+            *_usage_cols(h.leg),
         )
     )
+
+
+def _usage_cols(u: Usage | None) -> tuple:
+    """input_tokens, output_tokens, model_calls, cost_usd, model: as the rows store them."""
+    if u is None:
+        return (None, None, None, None, None)
+    return (u.input_tokens, u.output_tokens, u.model_calls, u.cost_usd, u.model)
 
 
 (
@@ -910,6 +1022,9 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> RunRecord:
             tuple(view.unobserved),
             run.capped,
             view.source,
+            *_usage_cols(view.usage),
+            view.usage.unpriced if view.usage is not None else (),
+            *_usage_cols(view.burned)[:4],
         )
     )
 

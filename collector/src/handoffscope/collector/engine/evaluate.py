@@ -35,6 +35,7 @@ from .evidence import (
     pair_arrivals,
     pair_senders,
 )
+from .usage import Loose, Price, Transfer, Usage, combine, legs, no_price
 
 _FROM, _TO, _CONTROL_AFTER, _STARTED = (
     F["from_agent"],
@@ -136,6 +137,10 @@ class RunView:
     unobserved: list[str]
     source: str | None = None
     """`handoff.source` of the run's evidence (None: the shim's own spans)."""
+    usage: Usage | None = None
+    """Every leg's usage summed (None: no usage reported)."""
+    burned: Usage | None = None
+    """The loop's: the legs from its first repeat on (None: no loop, or none reported)."""
 
 
 class VerificationPolicy:
@@ -202,7 +207,10 @@ def _judge(
 
 
 def evaluate_run(
-    run: RunState, grace_seconds: float, policy: VerificationPolicy = _NO_POLICY
+    run: RunState,
+    grace_seconds: float,
+    policy: VerificationPolicy = _NO_POLICY,
+    price: Price = no_price,
 ) -> RunView:
     """Run-level facts and every handoff's verdict timeline, from merged evidence.
 
@@ -372,6 +380,31 @@ def evaluate_run(
     turns = run.get("turns")
     if turns is None and transfers:
         turns = len(transfers)
+
+    # What each leg cost (engine/usage.py). A handoff's row carries its destination's
+    # leg, which later spans (the next request, the run's end) report: a changed leg
+    # rewrites the row even when the handoff's own evidence and context did not change.
+    loose: list[Loose] = list(run.usage.values()) if run.usage else []
+    for h in delegations:  # a delegation's request reported its caller's leg
+        if h.usage is not None:
+            loose.append(Loose(h.usage[0][0], from_of(h), h.usage[1]))
+    spent = legs(
+        [Transfer(from_of(h), to_of(h), h.first_seen_ns or 0, _sent(h.usage)) for h in transfers],
+        loose,
+        holder,
+        price,
+    )
+    by_state = {id(v.state): v for v in views}
+    for i, h in enumerate(transfers):
+        if spent[i + 1] != h.leg:
+            h.leg = spent[i + 1]
+            hv = by_state[id(h)]
+            if hv.evidence is None and h.ctx is not None:
+                h.dirty = True
+                hv.evidence = _judge(h, run.run_id, JudgeContext(*h.ctx), grace_seconds)
+    first_repeat = next(
+        (i for i, h in enumerate(transfers) if h.handoff_id in report.looping_ids), None
+    )
     return RunView(
         service=service,
         handoffs=views,
@@ -399,4 +432,11 @@ def evaluate_run(
         verification_expected=expected,
         unobserved=sorted(unobserved),
         source=run.get("source"),
+        usage=combine(spent),
+        burned=None if first_repeat is None else combine(spent[first_repeat + 1 :]),
     )
+
+
+def _sent(usage: tuple | None) -> tuple | None:
+    """(report, start) of a request's usage, as `Transfer.sent` takes it."""
+    return None if usage is None else (usage[1], usage[0][0])

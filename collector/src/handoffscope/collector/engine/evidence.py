@@ -44,6 +44,7 @@ from handoffscope.instrumentation.verdicts import (
 )
 
 from ..store.records import column_name, evidence_from, evidence_picker, run_key
+from .usage import Loose, Report, Usage
 
 FIRST, LAST, ALL, ANY, UNION, MIN, MAX, STATUS = range(8)
 SPAN_WAIT, SPAN_ACCEPT = sc.SPAN_WAIT, sc.SPAN_ACCEPT
@@ -114,6 +115,7 @@ INTERNED = frozenset(
         sc.RUN_FINAL_AGENT,
         sc.GEN_AI_AGENT_NAME,
         sc.SOURCE,
+        sc.GEN_AI_REQUEST_MODEL,
     }
 )
 """Attributes whose values repeat across many handoffs (agent names, codes)."""
@@ -123,6 +125,15 @@ FIELDS: tuple[str, ...] = tuple(
 )
 F: dict[str, int] = {name: i for i, name in enumerate(FIELDS)}
 """Field name -> index into HandoffState.vals / .keys."""
+
+USAGE_ATTRIBUTES = (
+    sc.GEN_AI_USAGE_INPUT_TOKENS,
+    sc.GEN_AI_USAGE_OUTPUT_TOKENS,
+    sc.USAGE_MODEL_CALLS,
+    sc.GEN_AI_REQUEST_MODEL,
+)
+"""A usage report, in `usage.Report`'s order: on a request, the sender's leg; on a span
+naming no handoff, a report the run places by its agent and time (engine/usage.py)."""
 
 TERMINAL_STATUSES = frozenset(sc.RUN_STATUSES) - {sc.RUN_STATUS_STARTED}
 FAILED_STATUSES = frozenset({sc.RUN_STATUS_FAILED, sc.RUN_STATUS_MAX_TURNS})
@@ -199,6 +210,9 @@ class HandoffState:
         "edge_key",
         "token",
         "wait_keys",
+        "usage",
+        "leg",
+        "edge_usage",
     )
 
     def __init__(self, handoff_id: str | None, token: str | None = None) -> None:
@@ -227,6 +241,12 @@ class HandoffState:
         self.wait_row_seq: int | None = None
         self.daily_key: tuple | None = None
         self.edge_key: tuple | None = None
+        self.usage: tuple[tuple, Report] | None = None
+        """What its request reported of the sender's leg (FIRST: (span key, report))."""
+        self.leg: Usage | None = None
+        """Its destination's leg (engine/usage.py), set when the run is evaluated."""
+        self.edge_usage: tuple[int, ...] | None = None
+        """The leg's sums counted in its edge rollup (beside `edge_key`)."""
 
     def get(self, field: str):
         return self.vals[F[field]]
@@ -314,6 +334,9 @@ class RunState:
         "tokened",
         "capped",
         "refused_spans",
+        "usage",
+        "daily_key",
+        "daily_usage",
     )
 
     def __init__(self, run_id: str, key: int | None = None) -> None:
@@ -340,6 +363,12 @@ class RunState:
         """Evidence of handoffs beyond `max_handoffs` reached this run and was not merged."""
         self.refused_spans = 0
         """Spans refused for that reason since the last time the engine counted them."""
+        self.usage: dict[tuple, Loose] | None = None
+        """Usage reports naming no handoff (`handoff.run`, `handoff.usage`), by span
+        (start, end, name, agent): a replayed span lands on its own key, counted once."""
+        self.daily_key: tuple | None = None
+        self.daily_usage: tuple[int, ...] | None = None
+        """The run's bucket and figures counted in the `run_daily` rollup."""
 
     def get(self, field: str):
         v = self.vals.get(field)
@@ -403,6 +432,7 @@ _MERGED_ATTRIBUTES = (
     sc.OUTCOME_RESULT,
     sc.OUTCOME_VERIFIER,
     sc.GEN_AI_AGENT_NAME,
+    *USAGE_ATTRIBUTES,
 )
 """The attributes the merge reads (each a column of the spans table)."""
 
@@ -618,6 +648,8 @@ def merge_spans(
             owner = owners[i]
             if owner is not None:
                 _merge_run(owner.vals, field, rule, v, *span_keys[i])
+    if any(a in attrs for a in USAGE_ATTRIBUTES):
+        _merge_usage(spans, owners, targets, refused, span_keys)
     if sc.OUTCOME_RESULT in attrs:
         verifiers: list = [None] * n
         for i, v in zip(*attrs.get(sc.OUTCOME_VERIFIER, ((), ())), strict=True):
@@ -644,6 +676,43 @@ def merge_spans(
                     if holder is not owner:
                         holder.dirty = True  # type: ignore[union-attr]
     return touched
+
+
+def _merge_usage(
+    spans: SpanColumns,
+    owners: list[RunState | None],
+    targets: list[HandoffState | None],
+    refused: list[bool],
+    span_keys: list,
+) -> None:
+    """The batch's usage reports: a handoff's (its request's, FIRST) or the run's (keyed by span)."""
+    reports: dict[int, list] = {}
+    for k, attr in enumerate(USAGE_ATTRIBUTES):
+        for i, v in zip(*spans.attrs.get(attr, ((), ())), strict=True):
+            slot = reports.get(i)
+            if slot is None:
+                slot = reports[i] = [None, None, None, None]
+            slot[k] = v
+    agents: dict[int, str] = {}
+    if reports:
+        agents = dict(zip(*spans.attrs.get(sc.GEN_AI_AGENT_NAME, ((), ())), strict=True))
+    for i, vals in reports.items():
+        run = owners[i]
+        if run is None or refused[i]:
+            continue
+        report = Report(*vals)
+        h = targets[i]
+        key = span_keys[i]
+        if h is not None:
+            # FIRST by span; equal keys are the same span re-sent (same report).
+            if h.usage is None or key < h.usage[0]:
+                h.usage, h.dirty = (key, report), True
+            continue
+        name = spans.name[i]
+        agent = agents.get(i) if name == sc.SPAN_USAGE else None
+        if run.usage is None:
+            run.usage = {}
+        run.usage[(key[0], key[1], name, agent)] = Loose(key[0], agent, report)
 
 
 def _refused(run: RunState, hid: str, cap: int, admitted: dict[str, set[str]] | None) -> bool:

@@ -57,6 +57,7 @@ from handoffscope.instrumentation.verdicts import boundaries
 from handoffscope.instrumentation.verdicts.evidence import silent_before
 from handoffscope.instrumentation.verdicts.explain import not_observed_note, run_why
 
+from ..engine.usage import NANO
 from ..processor.translate import SOURCES
 from ..store import statements
 from ..store.records import handoff_evidence, run_key
@@ -125,6 +126,12 @@ def _label(verdict: str) -> str:
     return sc.VERDICT_LABELS.get(verdict, verdict)
 
 
+def _tokens(u: m.Usage | None) -> int | None:
+    if u is None or (u.input_tokens is None and u.output_tokens is None):
+        return None
+    return (u.input_tokens or 0) + (u.output_tokens or 0)
+
+
 def _seconds(a: int | None, b: int | None) -> float | None:
     return None if a is None or b is None else round((a - b) / NS, 3)
 
@@ -182,8 +189,46 @@ def handoff_fields(row: dict[str, Any], now: int, grace: float) -> tuple[dict[st
         wait=row["wait_seen"],
         wait_decision=row["wait_decision"],
         unobserved=unobserved,
+        usage=usage(row) if row["kind"] != sc.KIND_DELEGATION else None,
     )
     return fields, (ev, c, unobserved)
+
+
+def usage(row: dict[str, Any], prefix: str = "") -> m.Usage | None:
+    """A row's usage columns (engine step 23: `input_tokens`, ... or `burned_input_tokens`,
+    ...) as the API's model; None when it reported none."""
+    tin, tout, calls = (
+        row.get(f"{prefix}input_tokens"),
+        row.get(f"{prefix}output_tokens"),
+        row.get(f"{prefix}model_calls"),
+    )
+    if tin is None and tout is None and calls is None:
+        return None
+    return m.Usage(
+        input_tokens=tin,
+        output_tokens=tout,
+        model_calls=calls,
+        cost_usd=row.get(f"{prefix}cost_usd"),
+        model=row.get(f"{prefix}model"),
+        unpriced_models=list(row.get(f"{prefix}unpriced_models") or ()),
+    )
+
+
+def usage_sums(row: dict[str, Any], prefix: str = "") -> m.Usage | None:
+    """Summed rollup columns (tokens, calls, `cost_nusd`, `unpriced`) as the API's model."""
+    tin, tout, calls = (
+        row.get(f"{prefix}{c}") for c in ("input_tokens", "output_tokens", "model_calls")
+    )
+    unpriced = int(row.get(f"{prefix}unpriced") or 0)
+    if not (tin or tout or calls or unpriced):
+        return None
+    return m.Usage(
+        input_tokens=int(tin or 0),
+        output_tokens=int(tout or 0),
+        model_calls=int(calls or 0),
+        cost_usd=int(row.get(f"{prefix}cost_nusd") or 0) / NANO,
+        unpriced=unpriced,
+    )
 
 
 def handoff(row: dict[str, Any], now: int, grace: float) -> m.Handoff:
@@ -362,6 +407,7 @@ def run_facts(row: dict[str, Any], verdict: str) -> dict[str, Any]:
         pending_approvals=row["pending_approvals"],
         turns=row["turns"],
         delegation_count=row["delegation_count"] or 0,
+        usage=usage(row),
     )
 
 
@@ -635,6 +681,7 @@ class QueryAPI:
             handoff_cap=self.handoff_cap or None,
             loop_cycle=list(r["loop_cycle"]),
             loop_repeats=r["loop_repeats"],
+            loop_usage=usage(r, "burned_"),
             trace_ids=list(identities.get("trace_ids") or []),
             conversation_ids=list(identities.get("conversation_ids") or []),
             outcome_result=r["outcome_result"],
@@ -715,6 +762,8 @@ class QueryAPI:
                     undeclared=r["undeclared"],
                     verdicts=verdicts,
                     runs=newest.get((r["from_agent"], r["to_agent"]), []),
+                    usage=usage_sums(r),
+                    unhealthy_usage=usage_sums(r, "unhealthy_"),
                 )
             )
         return m.Edges(edges=edges)
@@ -732,6 +781,9 @@ class QueryAPI:
                     status=r["status"],
                     last_seen_at=iso(r["last_seen_ns"]),
                     acknowledgement=acks.of(sc.NOTIFY_RUN_LOOPING, r["run_id"]),
+                    usage=usage(r),
+                    burned=usage(r, "burned_"),
+                    tokens_burned=_tokens(usage(r, "burned_")),
                 )
                 for r in _rows(cur, "loops", self._list_params(p, now))
             ]

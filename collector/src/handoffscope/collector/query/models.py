@@ -345,6 +345,30 @@ class Approval(Answer):
     acknowledgement: AckOrNone = None
 
 
+class Usage(Answer):
+    """What work cost (docs/semconv.md, "Usage"): tokens, model calls and USD. A figure no
+    source reported is null, never 0."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    model_calls: int | None
+    cost_usd: float | None = Field(
+        description="Priced when judged, from the collector's price table (and --prices). "
+        "A leg or run: null when any of its usage could not be priced (unpriced_models says "
+        "which). A sum over many (an edge, a week): what could be priced; `unpriced` counts "
+        "the parts left out."
+    )
+    model: str | None = Field(default=None, description="The model with the most calls.")
+    unpriced_models: list[str] = Field(
+        default_factory=list,
+        description="Models without a price ('' for usage that named no model).",
+    )
+    unpriced: int = Field(default=0, description="Parts with usage but no price (sums only).")
+
+
+UsageOrNone = Annotated[Usage | None, Field(description="Null: no usage reported.")]
+
+
 class Handoff(Answer):
     """One handoff (or delegation) of a run, judged at the time of the query."""
 
@@ -388,6 +412,11 @@ class Handoff(Answer):
     wait: bool = Field(description="A wait was checkpointed for it.")
     wait_decision: str | None
     unobserved: list[str]
+    usage: UsageOrNone = Field(
+        default=None,
+        description="The leg this handoff gave its destination: the work that agent did while "
+        "it held control.",
+    )
 
 
 class HandoffDetail(Handoff):
@@ -426,6 +455,7 @@ class RunFacts(Answer):
     pending_approvals: int = Field(description="The run's open or expired waits.")
     turns: int | None
     delegation_count: int
+    usage: UsageOrNone = Field(default=None, description="Every leg of the run, summed.")
 
 
 class RunSummary(RunFacts):
@@ -496,6 +526,9 @@ class RunDetail(RunFacts):
     handoff_cap: int | None
     loop_cycle: list[str]
     loop_repeats: int
+    loop_usage: UsageOrNone = Field(
+        default=None, description="What the loop burned: the legs from its first repeat on."
+    )
     trace_ids: list[str]
     conversation_ids: list[str]
     outcome_result: str | None
@@ -527,6 +560,12 @@ class Edge(Answer):
     undeclared: int
     verdicts: Counts
     runs: list[str]
+    usage: UsageOrNone = Field(
+        default=None, description="The legs its handoffs gave their destinations, summed."
+    )
+    unhealthy_usage: UsageOrNone = Field(
+        default=None, description="Of `usage`, the legs of handoffs judged unhealthy."
+    )
 
 
 class Loop(Answer):
@@ -538,6 +577,13 @@ class Loop(Answer):
     status: str | None
     last_seen_at: IsoTime
     acknowledgement: AckOrNone = None
+    usage: UsageOrNone = Field(default=None, description="The whole run's.")
+    tokens_burned: int | None = Field(
+        default=None, description="Tokens spent after the loop's first repeat."
+    )
+    burned: UsageOrNone = Field(
+        default=None, description="What was spent after the first repeat (tokens_burned's detail)."
+    )
 
 
 class FalseCompletion(Answer):

@@ -39,6 +39,7 @@ Text = Annotated[str, pa.string()]
 Int = Annotated[int, pa.int64()]
 Int32 = Annotated[int, pa.int32()]
 Flag = Annotated[bool, pa.bool_()]
+Real = Annotated[float, pa.float64()]
 Texts = Annotated[tuple[str, ...], pa.list_(pa.string())]
 """A VARCHAR[] column: built as a tuple (hashable), stored as a list, read back as a tuple."""
 
@@ -110,6 +111,12 @@ class HandoffRecord(NamedTuple):
     kind: Text | None
     unobserved: Texts
     run_status: Text | None
+    input_tokens: Int | None
+    """Usage of the leg it gave its destination (engine/usage.py; engine step 23)."""
+    output_tokens: Int | None
+    model_calls: Int | None
+    cost_usd: Real | None
+    model: Text | None
 
 
 class RunRecord(NamedTuple):
@@ -150,6 +157,18 @@ class RunRecord(NamedTuple):
     unobserved: Texts
     handoffs_capped: Flag
     source: Text | None
+    input_tokens: Int | None
+    """Every leg's usage summed (engine step 23)."""
+    output_tokens: Int | None
+    model_calls: Int | None
+    cost_usd: Real | None
+    model: Text | None
+    unpriced_models: Texts
+    burned_input_tokens: Int | None
+    """What its loop burned: the legs from the first repeat on."""
+    burned_output_tokens: Int | None
+    burned_model_calls: Int | None
+    burned_cost_usd: Real | None
 
 
 class WaitRecord(NamedTuple):

@@ -176,6 +176,7 @@ _ARROW_OF_PG = {
     1009: pa.list_(pa.string()),
     1015: pa.list_(pa.string()),
     1082: pa.date32(),
+    701: pa.float64(),  # double precision
     1700: pa.int64(),  # numeric: what sum() over bigint gives; our sums are integers
 }
 
@@ -229,6 +230,7 @@ PG_TYPES = {
     pa.int64(): "bigint",
     pa.int32(): "integer",
     pa.bool_(): "boolean",
+    pa.float64(): "double precision",
     pa.date32(): "date",
     pa.list_(pa.string()): "text[]",
 }

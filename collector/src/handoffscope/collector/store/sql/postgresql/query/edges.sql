@@ -18,12 +18,14 @@
 -- bench_scale_out.py's history). Explicit GROUP BY (no GROUP BY ALL), = ANY for
 -- list_contains, a jsonb object for the MAP.
 WITH settled AS (
-    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs,
+           input_tokens, output_tokens, model_calls, cost_nusd, unpriced
     FROM edge_daily
     WHERE day BETWEEN $d0 AND $d1
       AND ($service::VARCHAR IS NULL OR service = $service)
     UNION ALL
-    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs
+    SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs,
+           input_tokens, output_tokens, model_calls, cost_nusd, unpriced
     FROM edge_hourly
     WHERE hour BETWEEN $h0 AND $h1
       AND hour NOT BETWEEN $dh0 AND $dh1
@@ -36,14 +38,20 @@ settled_sum AS (
         nullif(to_agent, '') AS to_agent,
         verdict,
         sum(handoffs) AS n,
-        coalesce(sum(handoffs) FILTER (WHERE undeclared), 0) AS u
+        coalesce(sum(handoffs) FILTER (WHERE undeclared), 0) AS u,
+        sum(input_tokens) AS input_tokens,
+        sum(output_tokens) AS output_tokens,
+        sum(model_calls) AS model_calls,
+        sum(cost_nusd) AS cost_nusd,
+        sum(unpriced) AS unpriced
     FROM settled
     GROUP BY 1, 2, 3, 4
 ),
 live_rows AS (
     -- Delegations over the whole window.
     SELECT kind, from_agent, to_agent, verdict, flip1_ns, flip1_verdict, flip2_ns,
-           flip2_verdict, route_declared
+           flip2_verdict, route_declared,
+           input_tokens, output_tokens, model_calls, cost_usd
     FROM handoffs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
@@ -53,7 +61,8 @@ live_rows AS (
     -- Every other handoff of the partial hours at the window's ends (kind may be NULL,
     -- hence IS DISTINCT FROM), so no handoff is in both parts.
     SELECT kind, from_agent, to_agent, verdict, flip1_ns, flip1_verdict, flip2_ns,
-           flip2_verdict, route_declared
+           flip2_verdict, route_declared,
+           input_tokens, output_tokens, model_calls, cost_usd
     FROM handoffs
     WHERE (
           (first_seen_ns >= $since AND first_seen_ns < $full_lo)
@@ -69,7 +78,13 @@ live AS (
         to_agent,
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict,
         count(*) AS n,
-        count(*) FILTER (WHERE route_declared = false) AS u
+        count(*) FILTER (WHERE route_declared = false) AS u,
+        coalesce(sum(input_tokens), 0) AS input_tokens,
+        coalesce(sum(output_tokens), 0) AS output_tokens,
+        coalesce(sum(model_calls), 0) AS model_calls,
+        coalesce(sum(round(cost_usd * 1e9)), 0) AS cost_nusd,
+        count(*) FILTER (WHERE (input_tokens IS NOT NULL OR output_tokens IS NOT NULL
+                                OR model_calls IS NOT NULL) AND cost_usd IS NULL) AS unpriced
     FROM live_rows
     GROUP BY 1, 2, 3, 4
 ),
@@ -82,7 +97,13 @@ ahead AS (
         to_agent,
         CASE WHEN flip2_ns IS NOT NULL THEN flip2_verdict ELSE flip1_verdict END AS final,
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS at_now,
-        coalesce(route_declared = false, false) AS undeclared
+        coalesce(route_declared = false, false) AS undeclared,
+        coalesce(input_tokens, 0) AS input_tokens,
+        coalesce(output_tokens, 0) AS output_tokens,
+        coalesce(model_calls, 0) AS model_calls,
+        coalesce(round(cost_usd * 1e9), 0) AS cost_nusd,
+        CASE WHEN (input_tokens IS NOT NULL OR output_tokens IS NOT NULL OR model_calls IS NOT NULL)
+             AND cost_usd IS NULL THEN 1 ELSE 0 END AS unpriced
     FROM handoffs
     WHERE coalesce(flip2_ns, flip1_ns) > $now
       AND flip1_ns IS NOT NULL
@@ -93,16 +114,26 @@ ahead AS (
 ),
 corrections AS (
     SELECT 'handoff' AS kind, from_agent, to_agent, verdict, sum(d) AS n,
-           coalesce(sum(d) FILTER (WHERE undeclared), 0) AS u
+           coalesce(sum(d) FILTER (WHERE undeclared), 0) AS u,
+           sum(d * input_tokens) AS input_tokens, sum(d * output_tokens) AS output_tokens,
+           sum(d * model_calls) AS model_calls, sum(d * cost_nusd) AS cost_nusd,
+           sum(d * unpriced) AS unpriced
     FROM (
-        SELECT from_agent, to_agent, final AS verdict, -1 AS d, undeclared FROM ahead
+        SELECT from_agent, to_agent, final AS verdict, -1 AS d, undeclared,
+               input_tokens, output_tokens, model_calls, cost_nusd, unpriced FROM ahead
         UNION ALL
-        SELECT from_agent, to_agent, at_now, 1, undeclared FROM ahead
+        SELECT from_agent, to_agent, at_now, 1, undeclared,
+               input_tokens, output_tokens, model_calls, cost_nusd, unpriced FROM ahead
     ) AS both_ways
     GROUP BY 1, 2, 3, 4
 ),
 per_verdict AS (
-    SELECT kind, from_agent, to_agent, verdict, sum(n) AS n, sum(u) AS u
+    SELECT kind, from_agent, to_agent, verdict, sum(n) AS n, sum(u) AS u,
+           sum(input_tokens) AS input_tokens,
+           sum(output_tokens) AS output_tokens,
+           sum(model_calls) AS model_calls,
+           sum(cost_nusd) AS cost_nusd,
+           sum(unpriced) AS unpriced
     FROM (
         SELECT * FROM settled_sum
         UNION ALL SELECT * FROM live
@@ -118,6 +149,16 @@ SELECT
     sum(n)::BIGINT AS count,
     coalesce(sum(n) FILTER (WHERE verdict = ANY($failures::text[])), 0)::BIGINT AS unhealthy,
     sum(u)::BIGINT AS undeclared,
+    sum(input_tokens)::BIGINT AS input_tokens,
+    coalesce(sum(input_tokens) FILTER (WHERE verdict = ANY($failures::text[])), 0)::BIGINT AS unhealthy_input_tokens,
+    sum(output_tokens)::BIGINT AS output_tokens,
+    coalesce(sum(output_tokens) FILTER (WHERE verdict = ANY($failures::text[])), 0)::BIGINT AS unhealthy_output_tokens,
+    sum(model_calls)::BIGINT AS model_calls,
+    coalesce(sum(model_calls) FILTER (WHERE verdict = ANY($failures::text[])), 0)::BIGINT AS unhealthy_model_calls,
+    sum(cost_nusd)::BIGINT AS cost_nusd,
+    coalesce(sum(cost_nusd) FILTER (WHERE verdict = ANY($failures::text[])), 0)::BIGINT AS unhealthy_cost_nusd,
+    sum(unpriced)::BIGINT AS unpriced,
+    coalesce(sum(unpriced) FILTER (WHERE verdict = ANY($failures::text[])), 0)::BIGINT AS unhealthy_unpriced,
     jsonb_object_agg(verdict, n::BIGINT ORDER BY verdict) AS verdicts
 FROM per_verdict
 GROUP BY 1, 2, 3
