@@ -386,6 +386,7 @@ SAMPLE_PARAMS: dict[str, object] = {
     "seqs": [1, 2],
     "spans": 1,
     "cutoff_day": 1,
+    "start_day": 1,
 }
 DATE_PARAMS = {"engine/expire_daily": "cutoff_day", "query/weekly": "start"}
 """Parameters that are a date (handoff_daily.day) in these statements, a number elsewhere."""

@@ -231,6 +231,33 @@ def usage_sums(row: dict[str, Any], prefix: str = "") -> m.Usage | None:
     )
 
 
+def weekly_spend(rows: list[dict[str, Any]], labels: list[str]) -> list[m.WeekSpend]:
+    """weekly_spend.sql's rows as the review's `spend`, each with its share of the week."""
+    weeks = set(labels)
+    rows = [r for r in rows if r["week"] in weeks]
+    cost: dict[str, int] = defaultdict(int)
+    tokens: dict[str, int] = defaultdict(int)
+    for r in rows:
+        cost[r["week"]] += int(r["cost_nusd"] or 0)
+        tokens[r["week"]] += int(r["input_tokens"] or 0) + int(r["output_tokens"] or 0)
+    return [
+        m.WeekSpend(
+            week=r["week"],
+            verdict=r["verdict"],
+            verdict_label=_label(r["verdict"]),
+            runs=int(r["runs"]),
+            usage=usage_sums(r),
+            share=rate(int(r["cost_nusd"] or 0), cost[r["week"]]),
+            tokens_share=rate(
+                int(r["input_tokens"] or 0) + int(r["output_tokens"] or 0), tokens[r["week"]]
+            ),
+            burned_tokens=int(r["burned_tokens"] or 0),
+            burned_cost_usd=int(r["burned_cost_nusd"] or 0) / NANO,
+        )
+        for r in sorted(rows, key=lambda r: (r["week"], sc.RANK.get(r["verdict"], 99)))
+    ]
+
+
 def handoff(row: dict[str, Any], now: int, grace: float) -> m.Handoff:
     """A run's handoff, without boundaries (its `first_failure`)."""
     return m.Handoff.model_validate(handoff_fields(row, now, grace)[0])
@@ -936,6 +963,10 @@ class QueryAPI:
         elapsed = (now / NS - (monday - dt.date(1970, 1, 1)).days * 86400) / 86400
         rows = _rows(cur, "weekly", {"start": starts[0], "service": p.service})
         body = m.Weekly.model_validate(weekly_body(rows, labels, this_week_days=elapsed))
+        start_day = (starts[0] - dt.date(1970, 1, 1)).days
+        body.spend = weekly_spend(
+            _rows(cur, "weekly_spend", {"start_day": start_day, "service": p.service}), labels
+        )
         if p.format == "csv":
             return Response(weekly_csv(body.model_dump()), media_type="text/csv; charset=utf-8")
         return body

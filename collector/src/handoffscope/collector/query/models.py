@@ -771,6 +771,26 @@ class Live(Answer):
     unhealthy: list[HandoffListItem]
 
 
+class WeekSpend(Answer):
+    """What the runs of one week that ended in one verdict cost."""
+
+    week: str
+    verdict: AVerdict
+    verdict_label: str
+    runs: int
+    usage: UsageOrNone = Field(
+        default=None,
+        description="Their usage summed (cost_usd: what could be priced; `unpriced` runs left out).",
+    )
+    share: float | None = Field(
+        description="Of the week's priced spend (cost_usd), this verdict's; null when nothing "
+        "that week was priced."
+    )
+    tokens_share: float | None = Field(description="Of the week's tokens, this verdict's.")
+    burned_tokens: int = Field(description="Of theirs, spent after a loop's first repeat.")
+    burned_cost_usd: float
+
+
 class Weekly(Answer):
     this_week: str
     last_week: str | None
@@ -779,6 +799,11 @@ class Weekly(Answer):
     by_edge: list[EdgeRejections]
     by_agent: list[AgentRejections]
     by_edge_reason: list[EdgeReasonCount]
+    spend: list[WeekSpend] = Field(
+        default_factory=list,
+        description="Per week and the verdict runs ended in (their first-seen week): what "
+        "they cost. Runs, not handoffs: a loop's or a rejection's whole run.",
+    )
 
 
 class Drops(Answer):
