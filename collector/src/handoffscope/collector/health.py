@@ -13,6 +13,9 @@
 | `handoffscope_approvals_waiting{service}` | gauge | open waits with every fact and a deadline ahead |
 | `handoffscope_handoffs_total{service,from_agent,to_agent,verdict}` | counter | settled handoffs by verdict |
 | `handoffscope_rejections_total{service,reason}` | counter | rejected handoffs by reason (`route` or the contract's rejection reason) |
+| `handoffscope_tokens_total{service,verdict,direction}` | counter | tokens the runs' models read (`direction="input"`) and wrote (`"output"`), by the verdict each run ended in |
+| `handoffscope_model_calls_total{service,verdict}` | counter | model calls of those runs |
+| `handoffscope_cost_usd_total{service,verdict}` | counter | what those runs cost, where it could be priced (docs/api.md, Usage) |
 | `handoffscope_acknowledged{service,event}` | gauge | active acknowledgements (`run_stuck`, `run_looping`, `approval_overdue`) |
 | `handoffscope_health_age_seconds` | gauge | how old the figures above are (they are cached) |
 
@@ -70,6 +73,18 @@ OTHER = "other"
 UNKNOWN = "unknown"
 """Label value for a service or agent the evidence did not name."""
 REJECTION_REASONS = REJECTION_BUCKETS
+NANO = 10**9
+USAGE_FIGURES = ("input_tokens", "output_tokens", "model_calls", "cost_nusd")
+"""health_usage.sql's sums, in order."""
+USAGE_FAMILIES: tuple[tuple[str, str, tuple[tuple[str, dict[str, str]], ...]], ...] = (
+    (
+        "tokens",
+        "Tokens the runs' models read and wrote, by service and the verdict each run ended in.",
+        (("input_tokens", {"direction": "input"}), ("output_tokens", {"direction": "output"})),
+    ),
+    ("model_calls", "Model calls of those runs.", (("model_calls", {}),)),
+    ("cost_usd", "What those runs cost in USD, where it could be priced.", (("cost_nusd", {}),)),
+)
 
 GAUGES = {
     "runs_in_flight": "Runs with no terminal status, however old their last evidence.",
@@ -102,6 +117,7 @@ FAMILIES = (
     "handoffscope_acknowledged",
     "handoffscope_handoffs_total",
     "handoffscope_rejections_total",
+    *(f"handoffscope_{name}_total" for name in ("tokens", "model_calls", "cost_usd")),
     "handoffscope_health_age_seconds",
 )
 """Every family this module renders (docs/api.md lists them)."""
@@ -183,6 +199,8 @@ class HealthMetrics:
         self._edges = _TopSet(top)
         self._handoffs = _Monotone()
         self._rejections = _Monotone()
+        self._usage = _Monotone()
+        """(service, verdict, figure) -> total: input_tokens, output_tokens, model_calls, cost_nusd."""
         self._lock = threading.Lock()
         self._lines: list[str] = []
         self._computed_ns: int | None = None
@@ -218,6 +236,7 @@ class HealthMetrics:
             active = statements.rows(cur, "ack/active_acknowledgements", {"now": now})
             handoffs = statements.rows(cur, "query/health_handoffs", {"now": now})
             rejections = statements.rows(cur, "query/health_rejections")
+            usage = statements.rows(cur, "query/health_usage")
         finally:
             cur.close()
 
@@ -261,6 +280,11 @@ class HealthMetrics:
         for service, reason, n in rejections:
             rejection_totals[(self._service(service), reason)] += n
         self._rejections.update(dict(rejection_totals))
+        usage_totals: dict[tuple[str, str, str], int] = defaultdict(int)
+        for service, verdict, *sums in usage:
+            for figure, n in zip(USAGE_FIGURES, sums, strict=True):
+                usage_totals[(self._service(service), verdict, figure)] += int(n or 0)
+        self._usage.update(dict(usage_totals))
 
         services = sorted(self._services.members) + [OTHER]
         out: list[str] = []
@@ -298,6 +322,20 @@ class HealthMetrics:
             for reason in REJECTION_REASONS:
                 n = self._rejections.get((s, reason))
                 out.append(f"{full}{{{_labels(service=s, reason=reason)}}} {n}")
+        spent = sorted({k[:2] for k in self._usage.keys()})  # noqa: SIM118 (not a dict)
+        for name, help_, figures in USAGE_FAMILIES:
+            full = f"handoffscope_{name}_total"
+            out += [f"# HELP {full} {help_}", f"# TYPE {full} counter"]
+            for s, verdict in spent:
+                for figure, extra in figures:
+                    n = self._usage.get((s, verdict, figure))
+                    value = n / NANO if figure == "cost_nusd" else n
+                    labels = _labels(service=s, verdict=verdict, **extra)
+                    out.append(
+                        f"{full}{{{labels}}} {value:g}"
+                        if figure == "cost_nusd"
+                        else f"{full}{{{labels}}} {value}"
+                    )
         return out
 
     def render(self) -> list[str]:
