@@ -384,27 +384,24 @@ def evaluate_run(
     # What each leg cost (engine/usage.py). A handoff's row carries its destination's
     # leg, which later spans (the next request, the run's end) report: a changed leg
     # rewrites the row even when the handoff's own evidence and context did not change.
-    loose: list[Loose] = list(run.usage.values()) if run.usage else []
-    for h in delegations:  # a delegation's request reported its caller's leg
-        if h.usage is not None:
-            loose.append(Loose(h.usage[0][0], from_of(h), h.usage[1]))
-    spent = legs(
-        [Transfer(from_of(h), to_of(h), h.first_seen_ns or 0, _sent(h.usage)) for h in transfers],
-        loose,
-        holder,
-        price,
-    )
-    by_state = {id(v.state): v for v in views}
-    for i, h in enumerate(transfers):
-        if spent[i + 1] != h.leg:
-            h.leg = spent[i + 1]
-            hv = by_state[id(h)]
-            if hv.evidence is None and h.ctx is not None:
-                h.dirty = True
-                hv.evidence = _judge(h, run.run_id, JudgeContext(*h.ctx), grace_seconds)
-    first_repeat = next(
-        (i for i, h in enumerate(transfers) if h.handoff_id in report.looping_ids), None
-    )
+    # A run that reported no usage skips it all (most of a judge's runs, without usage).
+    spent_total = burned = None
+    if run.has_usage:
+        spent = _legs(run, transfers, delegations, from_of, to_of, holder, price)
+        by_state = {id(v.state): v for v in views}
+        for i, h in enumerate(transfers):
+            if spent[i + 1] != h.leg:
+                h.leg = spent[i + 1]
+                hv = by_state[id(h)]
+                if hv.evidence is None and h.ctx is not None:
+                    h.dirty = True
+                    hv.evidence = _judge(h, run.run_id, JudgeContext(*h.ctx), grace_seconds)
+        spent_total = combine(spent)
+        first_repeat = next(
+            (i for i, h in enumerate(transfers) if h.handoff_id in report.looping_ids), None
+        )
+        if first_repeat is not None:
+            burned = combine(spent[first_repeat + 1 :])
     return RunView(
         service=service,
         handoffs=views,
@@ -432,8 +429,23 @@ def evaluate_run(
         verification_expected=expected,
         unobserved=sorted(unobserved),
         source=run.get("source"),
-        usage=combine(spent),
-        burned=None if first_repeat is None else combine(spent[first_repeat + 1 :]),
+        usage=spent_total,
+        burned=burned,
+    )
+
+
+def _legs(run, transfers, delegations, from_of, to_of, holder, price) -> list[Usage | None]:
+    """Each leg's usage ([the first leg, then the leg each transfer gave]), from the run's
+    reports: the transfers' requests, a delegation's (its caller's leg), the loose ones."""
+    loose: list[Loose] = list(run.usage.values()) if run.usage else []
+    for h in delegations:
+        if h.usage is not None:
+            loose.append(Loose(h.usage[0][0], from_of(h), h.usage[1]))
+    return legs(
+        [Transfer(from_of(h), to_of(h), h.first_seen_ns or 0, _sent(h.usage)) for h in transfers],
+        loose,
+        holder,
+        price,
     )
 
 

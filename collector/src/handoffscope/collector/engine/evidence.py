@@ -335,6 +335,7 @@ class RunState:
         "capped",
         "refused_spans",
         "usage",
+        "has_usage",
         "daily_key",
         "daily_usage",
     )
@@ -366,6 +367,8 @@ class RunState:
         self.usage: dict[tuple, Loose] | None = None
         """Usage reports naming no handoff (`handoff.run`, `handoff.usage`), by span
         (start, end, name, agent): a replayed span lands on its own key, counted once."""
+        self.has_usage = False
+        """Some span of the run reported usage (else evaluation skips the legs)."""
         self.daily_key: tuple | None = None
         self.daily_usage: tuple[int, ...] | None = None
         """The run's bucket and figures counted in the `run_daily` rollup."""
@@ -701,6 +704,7 @@ def _merge_usage(
         if run is None or refused[i]:
             continue
         report = Report(*vals)
+        run.has_usage = True
         h = targets[i]
         key = span_keys[i]
         if h is not None:
