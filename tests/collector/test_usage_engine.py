@@ -241,3 +241,15 @@ def test_leg_placement_rules():
     # A rejected last handoff: the run's end is reported by the agent still holding control.
     out = legs(t, [Loose(30, None, Report(50, 0, 1, "m"))], "B", price)
     assert [u.input_tokens if u else None for u in out] == [5, 7 + 50, None]
+
+
+def test_budget_burn_is_the_calls_spent_of_the_budget_the_latest_request_stated(priced):
+    rows = chain("b")
+    rows[1]["attrs"][sc.BUDGET_REMAINING] = 10  # after A's one call: a budget of 11
+    rows[3]["attrs"][sc.BUDGET_REMAINING] = 7  # after A's and B's three: a budget of 10
+    priced.send(*rows[:4])
+    run = priced.run("b")
+    assert (run["budget_remaining"], run["budget_total"]) == (7, 10)
+    priced.send(*rows[4:])
+    run = priced.run("b")
+    assert (run["model_calls"], run["budget_total"]) == (4, 10)  # C's call spent one more

@@ -1025,6 +1025,8 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> RunRecord:
             *_usage_cols(view.usage),
             view.usage.unpriced if view.usage is not None else (),
             *_usage_cols(view.burned)[:4],
+            view.budget_remaining,
+            view.budget_total,
         )
     )
 

@@ -51,6 +51,7 @@ _TURN, _FP, _SV, _CLAIMS, _KIND = (
     F["kind"],
 )
 _WAIT_DECISION = F["wait_decision"]
+_BUDGET = F["budget_remaining"]
 
 
 class JudgeContext(NamedTuple):
@@ -141,6 +142,11 @@ class RunView:
     """Every leg's usage summed (None: no usage reported)."""
     burned: Usage | None = None
     """The loop's: the legs from its first repeat on (None: no loop, or none reported)."""
+    budget_remaining: int | None = None
+    """`handoff.budget.remaining` of the run's latest request that stated it."""
+    budget_total: int | None = None
+    """The budget that implies: the model calls up to that request plus what it said was
+    left (None: no budget stated, or no calls reported)."""
 
 
 class VerificationPolicy:
@@ -386,6 +392,7 @@ def evaluate_run(
     # rewrites the row even when the handoff's own evidence and context did not change.
     # A run that reported no usage skips it all (most of a judge's runs, without usage).
     spent_total = burned = None
+    budget = _budget(transfers)
     if run.has_usage:
         spent = _legs(run, transfers, delegations, from_of, to_of, holder, price)
         by_state = {id(v.state): v for v in views}
@@ -402,6 +409,11 @@ def evaluate_run(
         )
         if first_repeat is not None:
             burned = combine(spent[first_repeat + 1 :])
+        if budget is not None:
+            # The request at transfer i ended the sender's leg: legs 0..i came before it.
+            before = combine(spent[: budget[0] + 1])
+            if before is not None and before.model_calls is not None:
+                budget = (budget[0], budget[1], before.model_calls + budget[1])
     return RunView(
         service=service,
         handoffs=views,
@@ -431,7 +443,18 @@ def evaluate_run(
         source=run.get("source"),
         usage=spent_total,
         burned=burned,
+        budget_remaining=budget[1] if budget else None,
+        budget_total=budget[2] if budget else None,
     )
+
+
+def _budget(transfers: list[HandoffState]) -> tuple[int, int, int | None] | None:
+    """(index, remaining, None) of the latest transfer whose request stated a budget."""
+    for i in range(len(transfers) - 1, -1, -1):
+        left = transfers[i].vals[_BUDGET]
+        if left is not None:
+            return (i, left, None)
+    return None
 
 
 def _legs(run, transfers, delegations, from_of, to_of, holder, price) -> list[Usage | None]:

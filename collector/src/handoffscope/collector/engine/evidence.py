@@ -73,6 +73,7 @@ HANDOFF_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.REJECTION_REASON: ("rejection_reason", FIRST),
     sc.REJECTION_FIELDS: ("rejection_fields", UNION),
     sc.DESTINATION_CLAIMS_DONE: ("destination_claims_done", ANY),
+    sc.BUDGET_REMAINING: ("budget_remaining", FIRST),
 }
 """Span attribute -> (field, merge rule) for evidence that belongs to one handoff."""
 

@@ -126,6 +126,14 @@ def _label(verdict: str) -> str:
     return sc.VERDICT_LABELS.get(verdict, verdict)
 
 
+def _budget_used(calls: int | None, total: int | None) -> float | None:
+    """The share of a stated call budget spent: calls so far over the budget the run's
+    latest request implied (engine: calls before it plus what it said was left)."""
+    if calls is None or not total or total < 0:
+        return None
+    return round(calls / total, 6)
+
+
 def _tokens(u: m.Usage | None) -> int | None:
     if u is None or (u.input_tokens is None and u.output_tokens is None):
         return None
@@ -884,6 +892,9 @@ class QueryAPI:
                     acknowledgement=acks.of_run(
                         r["run_id"], loop=bool(r["loop"]), stuck=bool(r["stuck"])
                     ),
+                    model_calls=r["model_calls"],
+                    budget_remaining=r["budget_remaining"],
+                    budget_used=_budget_used(r["model_calls"], r["budget_total"]),
                 )
             )
         counts: dict[str, int] = defaultdict(int)

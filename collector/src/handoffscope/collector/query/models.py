@@ -639,6 +639,17 @@ class InFlightRun(Answer):
     loop: bool
     pending_approvals: int
     acknowledgement: AckOrNone = None
+    model_calls: int | None = Field(None, description="Model calls so far (null: none reported).")
+    budget_remaining: int | None = Field(
+        None,
+        description="handoff.budget.remaining of its latest request (null: no budget declared).",
+    )
+    budget_used: float | None = Field(
+        None,
+        description="Budget burn: model calls so far over the budget the latest request implied "
+        "(the calls before it plus handoff.budget.remaining); null without a stated budget or "
+        "reported calls.",
+    )
 
 
 class Minute(Answer):

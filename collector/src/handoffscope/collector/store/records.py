@@ -169,6 +169,10 @@ class RunRecord(NamedTuple):
     burned_output_tokens: Int | None
     burned_model_calls: Int | None
     burned_cost_usd: Real | None
+    budget_remaining: Int | None
+    """Model calls left in the run's budget, as its latest request stated."""
+    budget_total: Int | None
+    """The budget that implies: calls up to that request plus what was left."""
 
 
 class WaitRecord(NamedTuple):

@@ -24,6 +24,12 @@ when it is in the same export, and carries none otherwise.
   `gen_ai.tool.call.arguments` (content, and absent with capture off): never read; the
   arrival names it.
 
+- `generate_content <model>` (one model call): its usage (`handoff.usage`,
+  base.model_call_usage) — `gen_ai.usage.input_tokens` / `output_tokens` (ADK's sums of
+  the response's prompt and tool-use prompt tokens, and of its candidate and thought
+  tokens), `gen_ai.request.model`, and the calling agent, `gen_ai.agent.name`, which ADK
+  puts on the span itself. Not `call_llm` (legacy schema: the same call's usage again).
+
 Cannot show: declared routes (the transfer tool's description lists them, as free text),
 control state, whether the tool call was closed, context keys, waits, verifier outcomes.
 """
@@ -38,6 +44,7 @@ from handoffscope.collector.processor.translate.base import (
     ForeignSpan,
     Translator,
     arrival,
+    model_call_usage,
     run_span,
     tool_call_request,
 )
@@ -52,6 +59,9 @@ CONVERSATION_ID = "gen_ai.conversation.id"
 WORKFLOW_OPERATIONS = ("invoke_workflow", "invocation")
 TRANSFER_TOOL = "transfer_to_agent"
 TRANSFER_TOOL_TYPE = "TransferToAgentTool"
+MODEL_CALL = "generate_content"
+"""ADK's model-call span, in both schemas. The legacy schema's `call_llm` span wraps it
+and carries the same usage again: never read (it would count every call twice)."""
 LIMIT_ERROR = "LlmCallsLimitExceededError"
 """The exception type ADK raises at `RunConfig.max_llm_calls`, first in its status text."""
 
@@ -78,6 +88,8 @@ class AdkTranslator(Translator):
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION) or (span.name if span.name == "invocation" else None)
+        if operation == MODEL_CALL:
+            return model_call_usage(span)
         if operation in WORKFLOW_OPERATIONS and span.parent_span_id is None:
             status = _status(span) or sc.RUN_STATUS_COMPLETED
             return [run_span(**{sc.RUN_STATUS: status, sc.RUN_STARTED: span.start_ns})]

@@ -32,6 +32,12 @@ Measured with agent-framework-core 1.23.0 and agent-framework-orchestrations 1.4
   final agent. A root `invoke_agent` (an agent run outside any workflow) is the run
   itself: `failed` when its status is ERROR, else `completed`.
 
+- `chat <model>` (one model call, under its agent's `invoke_agent`): its usage
+  (`handoff.usage`, base.model_call_usage) — `gen_ai.usage.input_tokens` /
+  `output_tokens`, `gen_ai.request.model` (else `gen_ai.response.model`) — for the agent
+  of the nearest `invoke_agent` ancestor in the same export. `invoke_agent` may carry the
+  total of its calls: never read, it would count twice.
+
 A ping-pong therefore reads as handoffs whose destinations all started but the last: the
 limit stops the workflow with that request's message undelivered, and the run is
 `max_turns` — a loop (docs/architecture.md, Verdicts, rule 7).
@@ -52,10 +58,12 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
+    MODEL_OPERATIONS,
     Evidence,
     ForeignSpan,
     Translator,
     arrival,
+    model_call_usage,
     request,
     run_span,
 )
@@ -129,7 +137,10 @@ class AgentFrameworkTranslator(Translator):
             ):
                 return []
             return [_handoff(links[0], sender, destination)]
-        if span.text(OPERATION) == "invoke_agent":
+        operation = span.text(OPERATION)
+        if operation in MODEL_OPERATIONS:
+            return model_call_usage(span)
+        if operation == "invoke_agent":
             agent = span.text(AGENT_NAME)
             if not agent:
                 return []

@@ -84,6 +84,74 @@ def tool_call_request(
     return request(**attrs)
 
 
+_OPERATION = "gen_ai.operation.name"
+_AGENT_NAME = "gen_ai.agent.name"
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+"""`gen_ai.operation.name` of a model call (OpenTelemetry's GenAI conventions): the spans
+whose usage is one call's. Agent and workflow spans may carry a total of their calls too
+(Strands' `invoke_agent`), which would count them twice: never read."""
+GENAI_INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+"""Where a GenAI model span puts its input tokens: the current name, then the older one."""
+GENAI_OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+GENAI_MODELS = ("gen_ai.request.model", "gen_ai.response.model")
+"""The model asked for, else the one that answered."""
+
+
+def usage(
+    span: ForeignSpan,
+    agent: str | None,
+    input_keys: Sequence[str] = GENAI_INPUT_TOKENS,
+    output_keys: Sequence[str] = GENAI_OUTPUT_TOKENS,
+    model_keys: Sequence[str] = GENAI_MODELS,
+) -> Evidence:
+    """One model call's usage (`handoff.usage`): the calling agent, the call's token counts
+    where the source reported them (absent, not 0, where it did not: a call still counts),
+    one call, and the model's name when it is a name (`MODEL_PATTERN`; anything else — a
+    sentence, a path with spaces — is left out, not cut). No handoff id: the judge places
+    it in the leg `agent` held at the span's start (engine/usage.py); without an agent it
+    counts in the run's last leg. Counts and a name only: never content."""
+    attrs: dict[str, object] = {sc.USAGE_MODEL_CALLS: 1}
+    if agent:
+        attrs[sc.GEN_AI_AGENT_NAME] = agent
+    for target, keys in (
+        (sc.GEN_AI_USAGE_INPUT_TOKENS, input_keys),
+        (sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_keys),
+    ):
+        for key in keys:
+            count = span.count(key)
+            if count is not None:
+                attrs[target] = count
+                break
+    for key in model_keys:
+        model = span.text(key)
+        if model and sc.MODEL_PATTERN.match(model):
+            attrs[sc.GEN_AI_REQUEST_MODEL] = model
+            break
+    return Evidence(sc.SPAN_USAGE, attrs)
+
+
+def model_call_usage(span: ForeignSpan, need_agent: bool = False) -> list[Evidence]:
+    """`usage()` of a GenAI model-call span (`MODEL_OPERATIONS`), naming the agent that
+    made the call: the span's own `gen_ai.agent.name`, else its nearest `invoke_agent`
+    ancestor's in the same export.
+
+    A root model call (no parent: made outside any agent run) is no run's work: [] — any
+    span with a run id makes a run, and a lone call is not one. A call under a parent whose
+    agent span went in another export (an SDK's batch processor exports in end order, and
+    an agent run outlasts its batch delay) names no agent and counts in the run's last
+    leg — unless `need_agent`: a source read by meaning may be a plain model client's
+    instrumentation whose calls, under an app's own spans, belong to no agent run."""
+    agent = span.text(_AGENT_NAME)
+    if not agent:
+        if span.parent_span_id is None:
+            return []
+        owner = span.ancestor(lambda s: s.text(_OPERATION) == "invoke_agent")
+        agent = owner.text(_AGENT_NAME) if owner else None
+        if not agent and need_agent:
+            return []
+    return [usage(span, agent)]
+
+
 def arrival(agent: str) -> Evidence:
     """The destination side of a handoff the source cannot name: `agent` started running.
 
@@ -98,7 +166,8 @@ class ForeignSpan:
     """Read-only view of a foreign span, for translators.
 
     `text()`, `integer()`, `flag()`, `texts()` read one attribute by its expected type
-    (None when absent or of another type). `status_description` and event names are there to be *matched*
+    (None when absent or of another type); `count()` a token count (an int, or a whole
+    double). `status_description` and event names are there to be *matched*
     (e.g. "Max turns exceeded"), never copied: they are free text.
     """
 
@@ -225,6 +294,21 @@ class ForeignSpan:
 
     def integer(self, key: str) -> int | None:
         return read_or_none(sc.INT, self._values().get(key))
+
+    def count(self, key: str) -> int | None:
+        """A non-negative count: an int, or a double holding a whole number (some
+        instrumentations send token counts as doubles); None otherwise."""
+        value = self._values().get(key)
+        if value is None:
+            return None
+        kind = value.WhichOneof("value")
+        if kind == "int_value":
+            found = value.int_value
+        elif kind == "double_value" and value.double_value.is_integer():
+            found = int(value.double_value)
+        else:
+            return None
+        return found if 0 <= found < 2**63 else None
 
     def flag(self, key: str) -> bool | None:
         return read_or_none(sc.BOOL, self._values().get(key))

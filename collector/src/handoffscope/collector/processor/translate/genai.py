@@ -7,8 +7,12 @@ every scope that no translator claims and whose spans carry `gen_ai.operation.na
 What is read, all of it content-free:
 
 - `gen_ai.operation.name`: `invoke_agent` (an agent run), `execute_tool` (a tool call),
-  `invoke_workflow` (a workflow run); other operations (`chat`, `embeddings`,
-  `create_agent`, ...) are no evidence and are absorbed;
+  `invoke_workflow` (a workflow run), and the model calls (`chat`, `text_completion`,
+  `generate_content`); other operations (`embeddings`, `create_agent`, ...) are no
+  evidence and are absorbed;
+- on a model call, its usage: `gen_ai.usage.input_tokens` / `output_tokens` (or the older
+  `prompt_tokens` / `completion_tokens`) and `gen_ai.request.model` (else
+  `gen_ai.response.model`) — counts and a name, never the messages beside them;
 - `gen_ai.agent.name` (on the agent run; on a tool call when the framework puts it there,
   else the nearest `invoke_agent` ancestor's), `gen_ai.tool.name`, `gen_ai.tool.call.id`,
   `gen_ai.conversation.id`, `error.type`, the span status, and parent/child;
@@ -17,6 +21,12 @@ What is read, all of it content-free:
 
 Evidence:
 
+- a model call made by an agent (its own `gen_ai.agent.name`, else its nearest
+  `invoke_agent` ancestor's in the same export): one `handoff.usage` — that agent, the
+  call's token counts and model, the call's own times (base.usage). A model call with no
+  agent is absorbed: a scope read by meaning may be a model client's instrumentation,
+  whose calls belong to no agent run. Only the model calls are read: an agent span's
+  total of its calls (Pydantic AI's `gen_ai.aggregated_usage.*`) would count them twice;
 - a root span (no parent) that is an agent or workflow run: the run's start and end —
   `failed` when its status is ERROR, `max_turns` when that error is a known limit,
   `completed` otherwise;
@@ -73,10 +83,12 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
+    MODEL_OPERATIONS,
     Evidence,
     ForeignSpan,
     Translator,
     arrival,
+    model_call_usage,
     request,
     run_span,
     tool_call_request,
@@ -224,6 +236,9 @@ class GenAiTranslator(Translator):
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = _operation(span)
+        if operation in MODEL_OPERATIONS:
+            # Only under an agent: an unclaimed scope may be a model client's alone.
+            return model_call_usage(span, need_agent=True)
         out: list[Evidence] = []
         if operation in RUN_OPERATIONS and span.parent_span_id is None:
             status = ended(span) or sc.RUN_STATUS_COMPLETED

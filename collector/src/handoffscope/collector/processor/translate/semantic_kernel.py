@@ -13,6 +13,12 @@ SK traces itself when `SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS
 - `agent_runtime InProcessRuntime`: the runtime's messaging spans (message types and
   topics, no message bodies).
 
+- `chat <model>` (one model call, under `AutoFunctionInvocationLoop` under the agent's
+  `invoke_agent`, read across SK's scopes): its usage (`handoff.usage`,
+  base.model_call_usage) — `gen_ai.usage.input_tokens` / `output_tokens` (what the chat
+  service put in its message's `usage` metadata), `gen_ai.request.model` — for that
+  agent.
+
 All five are claimed, so the LLM, loop and runtime spans are absorbed (dropped and
 counted) rather than refused. Evidence:
 
@@ -61,10 +67,12 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
+    MODEL_OPERATIONS,
     Evidence,
     ForeignSpan,
     Translator,
     arrival,
+    model_call_usage,
     run_span,
     tool_call_request,
 )
@@ -111,6 +119,8 @@ class SemanticKernelTranslator(Translator):
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION)
+        if operation in MODEL_OPERATIONS:
+            return model_call_usage(span)
         if operation == "invoke_agent":
             agent = span.text(AGENT_NAME)
             if not agent:

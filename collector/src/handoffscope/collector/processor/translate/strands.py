@@ -26,6 +26,13 @@ unless the app configures a session manager.
   none). The destination is only in the tool's arguments, a content event: never read;
   the arrival names it.
 
+- `chat` (one model call, under the agent's event-loop cycle): its usage
+  (`handoff.usage`, base.model_call_usage) — `gen_ai.usage.input_tokens` /
+  `output_tokens` and, when the model has one, `gen_ai.request.model` — for the agent of
+  the nearest `invoke_agent` ancestor in the same export (the chat span names none; an
+  agent run exported apart leaves it unnamed: the run's last leg). `invoke_agent` and
+  `invoke_swarm` carry the totals of their calls: never read, they would count twice.
+
 Cannot show: which limit stopped a swarm, the run's outcome, declared routes (`gen_ai.agent.tools` lists
 tool names, not destinations), control state, whether the tool call was closed, context
 keys, waits, verifier outcomes.
@@ -37,10 +44,12 @@ from typing import ClassVar
 
 from handoffscope.collector.processor.translate.base import (
     ERROR,
+    MODEL_OPERATIONS,
     Evidence,
     ForeignSpan,
     Translator,
     arrival,
+    model_call_usage,
     run_span,
     tool_call_request,
 )
@@ -81,6 +90,8 @@ class StrandsTranslator(Translator):
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
         operation = span.text(OPERATION)
+        if operation in MODEL_OPERATIONS:
+            return model_call_usage(span)
         if operation == "invoke_swarm" and span.parent_span_id is None:
             if _stopped_at_limit(span):
                 return [

@@ -7,6 +7,7 @@
 WITH r AS (
     SELECT
         run_id, service, current_agent, last_handoff_ns, last_seen_ns, loop, pending_approvals,
+        model_calls, budget_remaining, budget_total,
         coalesce(last_handoff_ns, last_seen_ns) AS last_activity_ns,
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict
     FROM runs

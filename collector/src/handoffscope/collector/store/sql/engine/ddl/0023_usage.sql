@@ -17,6 +17,10 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_input_tokens BIGINT;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_output_tokens BIGINT;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_model_calls BIGINT;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_cost_usd DOUBLE;
+-- handoff.budget.remaining of the run's latest request that stated it (Live's budget burn).
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS budget_remaining BIGINT;
+-- ... and the budget that implies: the model calls up to that request plus what was left.
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS budget_total BIGINT;
 
 -- The edge rollups (steps 7, 9) sum their handoffs' legs beside the count, with the same
 -- +/- deltas. Money as integer nano-dollars: a float added and taken back drifts.

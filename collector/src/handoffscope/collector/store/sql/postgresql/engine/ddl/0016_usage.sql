@@ -15,6 +15,8 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_input_tokens bigint;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_output_tokens bigint;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_model_calls bigint;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS burned_cost_usd double precision;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS budget_remaining bigint;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS budget_total bigint;
 
 ALTER TABLE edge_hourly ADD COLUMN IF NOT EXISTS input_tokens bigint DEFAULT 0;
 ALTER TABLE edge_hourly ADD COLUMN IF NOT EXISTS output_tokens bigint DEFAULT 0;
