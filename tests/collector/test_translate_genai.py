@@ -144,14 +144,17 @@ def test_an_unknown_scope_with_genai_spans_is_translated_by_meaning() -> None:
     assert not any("CONTENT" in str(e) for e in evidence)  # arguments are never read
     by_name = [(e["name"], e.get(sc.GEN_AI_AGENT_NAME) or e.get(sc.HANDOFF_ID)) for e in evidence]
     assert by_name == [
-        # chat: no evidence
+        (sc.SPAN_USAGE, "triage"),  # chat: one model call, triage's (its invoke_agent parent)
         (sc.SPAN_REQUEST, "call-transfer_to_billing"),
         (sc.SPAN_ACCEPT, "triage"),  # triage handed off: not the final agent
         (sc.SPAN_RUN, None),
         (sc.SPAN_ACCEPT, "billing"),
         (sc.SPAN_RUN, None),  # the root: the run's end
     ]
-    request_ev = evidence[0]
+    usage_ev = evidence[0]
+    assert usage_ev[sc.USAGE_MODEL_CALLS] == 1
+    assert sc.GEN_AI_USAGE_INPUT_TOKENS not in usage_ev  # not reported: absent, not 0
+    request_ev = evidence[1]
     assert (request_ev[sc.FROM_AGENT], request_ev[sc.TO_AGENT], request_ev[sc.KIND]) == (
         "triage",
         "billing",
@@ -159,8 +162,8 @@ def test_an_unknown_scope_with_genai_spans_is_translated_by_meaning() -> None:
     )
     assert request_ev[sc.TOOL_CALL_ID] == "call-transfer_to_billing"
     assert request_ev[sc.GEN_AI_CONVERSATION_ID] == "conv-1"
-    assert evidence[2][sc.RUN_FINAL_AGENT] == "billing"
-    assert evidence[4][sc.RUN_STATUS] == sc.RUN_STATUS_COMPLETED
+    assert evidence[3][sc.RUN_FINAL_AGENT] == "billing"
+    assert evidence[5][sc.RUN_STATUS] == sc.RUN_STATUS_COMPLETED
 
 
 def _lean_equals_full(request: ExportTraceServiceRequest) -> Any:
@@ -175,7 +178,12 @@ def _lean_equals_full(request: ExportTraceServiceRequest) -> Any:
 def test_the_read_path_takes_genai_spans_of_an_unknown_scope_and_keeps_them() -> None:
     batch = _lean_equals_full(export_request(swarm(Clock()), service="app", scope=UNKNOWN))
     assert (batch.received, batch.rejected) == (5, 0)
-    assert sorted(a for a in batch.columns["gen_ai_agent_name"] if a) == ["billing", "triage"]
+    # triage twice: its handoff's accept and its chat's usage
+    assert sorted(a for a in batch.columns["gen_ai_agent_name"] if a) == [
+        "billing",
+        "triage",
+        "triage",
+    ]
 
 
 def test_contract_spans_under_an_unknown_scope_pass_untouched() -> None:

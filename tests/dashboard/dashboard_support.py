@@ -447,8 +447,23 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 def settle(page: Any) -> None:
-    """Wait until Streamlit has finished the run and every chart has drawn."""
+    """Wait until Streamlit has finished the run and every element and chart has drawn.
+
+    The signals Streamlit's own browser suite waits on: the app connected, its script run
+    over (`data-test-script-state` goes initial -> running -> notRunning, so a fresh load
+    cannot pass early), no loading skeleton and no stale element left from an earlier run
+    (a page measured while either is shown is not the page a user sees)."""
     page.wait_for_selector("h1", timeout=PAGE_SECONDS * 1000)
+    page.locator(
+        "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+    ).wait_for(state="attached", timeout=PAGE_SECONDS * 1000)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=PAGE_SECONDS * 1000
+    )
+    page.wait_for_function(
+        """() => !document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')""",
+        timeout=PAGE_SECONDS * 1000,
+    )
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
         timeout=PAGE_SECONDS * 1000,

@@ -134,16 +134,30 @@ def _run_id(cell: str) -> str:
 
 def _main_height(page: Any) -> int:
     """How tall the page's content is: Streamlit scrolls inside its main container, so the
-    document and the body stay one viewport high whatever the content."""
-    return int(
-        page.evaluate(
-            """() => {
-                const main = document.querySelector('[data-testid="stMain"]');
-                return Math.max(main ? main.scrollHeight : 0, document.body.scrollHeight,
-                                document.documentElement.scrollHeight);
-            }"""
+    document and the body stay one viewport high whatever the content. Read once the
+    layout has stopped moving (the same height twice, a quarter second apart): tables and
+    charts size themselves after the script run ends, later on a loaded machine."""
+
+    def read() -> int:
+        return int(
+            page.evaluate(
+                """() => {
+                    const main = document.querySelector('[data-testid="stMain"]');
+                    return Math.max(main ? main.scrollHeight : 0, document.body.scrollHeight,
+                                    document.documentElement.scrollHeight);
+                }"""
+            )
         )
-    )
+
+    settle(page)
+    height = read()
+    for _ in range(120):  # readiness, not a timing assertion: at most ~30 s
+        page.wait_for_timeout(250)
+        again = read()
+        if again == height:
+            return height
+        height = again
+    return height
 
 
 # --- Live: loops that ended minutes ago ---------------------------------------------------
