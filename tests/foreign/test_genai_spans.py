@@ -14,6 +14,8 @@ arguments, tool outputs and an exception message. Then:
 - every span it ended reached the collector and none was refused (absorbed or translated);
 - the run reads, through the query API, as a careful human reading those spans would
   judge it (`EXPECTED`; what the spans cannot show is in docs/foreign-spans.md);
+- the run's usage is what the scripted models reported (`PER_CALL` per model call, summed
+  per run and per handoff leg from the translated `handoff.usage` spans);
 - the sentinel is in no API answer, not in /metrics, not in the collector's log, in no
   byte of any file it left and in no text column of any table.
 
@@ -26,6 +28,7 @@ import json
 from typing import Any
 
 import pytest
+from foreign_support import check_usage
 from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import semconv as sc
@@ -98,6 +101,8 @@ AUTHORS = {
     "route": ["router_agent", "router_agent", "sql_agent"],
     "error": ["router_agent", "sql_agent"],
 }
+PER_CALL = (10, 5)
+"""Input and output tokens every scripted model call reports (envs/pydantic_ai/scenario.py)."""
 OUTCOMES: dict[str, dict[str, Any]] = {
     "healthy": {"output": "list"},
     "delegation": {"output": "str", "requests": 3},
@@ -158,6 +163,19 @@ def test_pydantic_ai_by_meaning(
     assert collector.metric("handoffscope_spans_received_total") == result["spans"]
     assert collector.metric("handoffscope_spans_rejected_total") == 0  # absorbed, not refused
     read = check_verdicts(collector, scenario)
+    # Usage from the `chat` spans only: each agent's total on `invoke_agent`
+    # (`gen_ai.aggregated_usage.*`) is never added in. A delegate's calls are its
+    # caller's work, in the caller's leg (no per-leg check: the delegation is listed
+    # among the handoffs but gives no leg).
+    authors = result["authors"]
+    top = max(authors, key=authors.count)  # ties: the first reported, as the judge
+    check_usage(
+        read[1],
+        authors,
+        PER_CALL,
+        model=f"scripted-{top}",
+        legs=scenario != "delegation",
+    )
     # The per-source report names the framework's scope, read by meaning.
     sources = {(x["service"], x["scope"]): x for x in collector.api("/api/v1/sources")["sources"]}
     source = sources[("pydantic-ai-app", "pydantic-ai")]

@@ -61,9 +61,12 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
+from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 Agent.instrument_all(InstrumentationSettings(include_content=True))
 
+INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
+"""What every scripted model call reports as its usage (the test sums them)."""
 AUTHORS: list[str] = []
 """Which agent's model was called, in order: the driver's own account of who ran."""
 
@@ -76,7 +79,10 @@ def scripted(name: str, script: Any) -> FunctionModel:
         nonlocal calls
         calls += 1
         AUTHORS.append(name)
-        return script(messages, info, calls)
+        response = script(messages, info, calls)
+        # Known usage per call (FunctionModel would otherwise estimate it from the text).
+        response.usage = RequestUsage(input_tokens=INPUT_TOKENS, output_tokens=OUTPUT_TOKENS)
+        return response
 
     return FunctionModel(answer, model_name=f"scripted-{name}")
 
