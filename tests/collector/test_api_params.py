@@ -12,7 +12,6 @@ import io
 
 import pytest
 
-from handoffscope.collector.query.api import iso
 from handoffscope.collector.query.params import (
     INT64_MAX,
     INT64_MIN,
@@ -24,6 +23,7 @@ from handoffscope.collector.query.params import (
     parse_verdict,
 )
 from handoffscope.collector.query.weekly import weekly_body, weekly_csv
+from handoffscope.collector.timefmt import iso
 from handoffscope.instrumentation import semconv as sc
 
 S = 10**9

@@ -59,6 +59,7 @@ from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.leased_judge import LeasedJudge
+from handoffscope.collector.engine.protocol import Engine
 from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.health import HealthMetrics
@@ -156,7 +157,7 @@ def _ingest_log(config: CollectorConfig, store: Store) -> IngestLog | None:
     return IngestLog(directory_for(store.path), Position.parse(store.get_meta(MARK_KEY)))
 
 
-def assemble(config: CollectorConfig, store: Store, engine) -> Collector:
+def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector:
     """Wire metrics, writer, receivers' handler and the HTTP app; start nothing.
 
     On a DuckDB file the judge uses `engine` (loaded by the caller, or on the judge's

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..query.api import iso
+from ..timefmt import iso
 from .routing import FORMAT_SLACK, Destination
 
 log = logging.getLogger(__name__)

@@ -41,8 +41,8 @@ from urllib.parse import quote
 
 from handoffscope.instrumentation import semconv as sc
 
-from ..query.api import iso
 from ..store import statements
+from ..timefmt import iso
 
 NS = 1_000_000_000
 WINDOW_S = 24 * 3600

@@ -57,11 +57,13 @@ from handoffscope.instrumentation.verdicts import boundaries
 from handoffscope.instrumentation.verdicts.evidence import silent_before
 from handoffscope.instrumentation.verdicts.explain import not_observed_note, run_why
 
+from ..config import CollectorConfig, QueryConfig
 from ..engine.usage import NANO
 from ..processor.translate import SOURCES
 from ..store import statements
 from ..store.records import handoff_evidence, run_key
 from ..store.spans import ATTRIBUTE_COLUMNS
+from ..timefmt import iso
 from . import models as m
 from . import openapi
 from .params import INT64_MAX, INT64_MIN, NS, BadParam, parse_time
@@ -99,18 +101,6 @@ KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
 
 # --- small helpers ----------------------------------------------------------------------
-
-
-def iso(ns: int | None) -> str | None:
-    """Epoch ns as `2026-11-30T12:00:00.123Z` (UTC, milliseconds); None stays None."""
-    if ns is None:
-        return None
-    try:
-        secs, rem = divmod(ns, NS)
-        t = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=secs)
-    except OverflowError:
-        return None
-    return f"{t:%Y-%m-%dT%H:%M:%S}.{rem // 1_000_000:03d}Z"
 
 
 def _rows(cur, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -530,13 +520,18 @@ class QueryAPI:
     settings. Each reader takes a cursor, the request's `now` and its parameters, and
     returns the answer model (or, for a 404 or the CSV export, a response)."""
 
-    def __init__(self, store, engine, settings) -> None:
+    def __init__(self, store, engine, settings: CollectorConfig | QueryConfig) -> None:
         self.store = store
         self.engine = engine
-        self.grace = float(getattr(settings, "grace_seconds", 30.0))
-        self.handoff_cap = int(getattr(settings, "max_handoffs_per_run", 0) or 0)
-        self.auth = bool(getattr(settings, "token", ""))
-        self.retention_days = float(getattr(settings, "retention_days", 0) or 0)
+        # Defaults live once, in the options declarations of config.py; read them typed.
+        self.grace = float(settings.grace_seconds)
+        self.handoff_cap = int(settings.max_handoffs_per_run or 0)
+        self.auth = settings.auth
+        # `handoffscope api` has no retention option: it is read-only (acknowledging
+        # answers 405), so it never expires acknowledgements itself.
+        self.retention_days = (
+            float(settings.retention_days or 0) if isinstance(settings, CollectorConfig) else 0.0
+        )
         # Acknowledgements are the API's only write: served by a collector, which owns
         # the store; `handoffscope api` (no engine, a read-only store) answers 405.
         self.writable = engine is not None and not getattr(store, "read_only", False)
@@ -1197,7 +1192,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
 def query_app(
     store,
     engine,
-    settings,
+    settings: CollectorConfig | QueryConfig,
     *,
     routes: Sequence[BaseRoute] = (),
     exception_handlers: dict[Any, Callable] | None = None,

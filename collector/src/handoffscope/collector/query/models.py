@@ -10,7 +10,7 @@ Conventions, kept from the API as it was before it had models (docs/api.md):
 - every field is always present, null where it has no value (`Optional` means
   nullable, never omitted) — except `trace_ids` / `conversation_ids` on a run of the
   `/runs` list, present only with `ids=true`;
-- times are ISO-8601 UTC strings with milliseconds (`Time`), made by `api.iso`;
+- times are ISO-8601 UTC strings with milliseconds (`Time`), made by `timefmt.iso`;
 - closed vocabularies (verdicts, boundaries, kinds, events) come from `semconv`, the
   one module of names, and a value outside them is a server error, not an answer;
 - answers forbid extra keys: a typo in a handler is a failed request in the tests, not a
