@@ -16,9 +16,11 @@ from typing import Any
 
 import langgraph_scenarios as lg
 import openai_agents_scenarios as oa
+import pytest
 from agents import Agent, RunConfig, Runner, set_trace_processors
 from agents.testing import assistant_message, function_call
 from opentelemetry.sdk.trace import TracerProvider
+from support.collector import metric_value
 from support.privacy import assert_content_free, stored_text
 from support.stores import is_dsn
 from test_usage_langgraph import call, reported
@@ -159,3 +161,136 @@ def test_usage_columns_are_stored_per_leg(
     ]
     # No other span carries usage: only the span that ends a leg does.
     assert len(rows) == 4
+
+
+def ping_pong_run(otlp_provider: TracerProvider, model_name: str) -> str:
+    """a <-> b bouncing until max_turns: every leg one call of `model_name`."""
+    set_trace_processors([])
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=otlp_provider, replace_processors=True)
+    try:
+        model = NamedModel(
+            model_name,
+            [
+                step([function_call(f"transfer_to_{to}", {}, call_id=f"p{i}")], 10 * i, i)
+                for i, to in enumerate("baba", start=1)
+            ],
+        )
+        a = Agent(name="a", model=model, instructions=oa.planted("a"))
+        b = Agent(name="b", model=model, handoffs=[a])
+        a.handoffs = [b]
+        config = RunConfig(workflow_name="pingpong", trace_include_sensitive_data=True)
+        try:
+            asyncio.run(Runner.run(a, oa.planted("go"), max_turns=4, run_config=config))
+        except Exception as e:  # MaxTurnsExceeded: the run is cut, as the SDK documents
+            return str(inst.run_id(e))
+        raise AssertionError("the ping-pong was not cut")
+    finally:
+        inst.uninstrument()
+        set_trace_processors([])
+
+
+def figures(u: dict[str, Any] | None) -> tuple | None:
+    return None if u is None else (u["input_tokens"], u["output_tokens"], u["model_calls"])
+
+
+def test_run_leg_loop_and_edge_usage_through_the_api(
+    collector: Any, otlp_provider: TracerProvider, fetch_run: Any
+) -> None:
+    """What each leg, run, loop and edge cost, as the API answers it, equals the sums of
+    what the scripted models reported; a model without a price has no cost, not a guess."""
+    from handoffscope.collector.prices import PriceBook
+
+    book = PriceBook.load()
+    sdk_run_id = sdk_run(otlp_provider)
+    loop_id = ping_pong_run(otlp_provider, "gpt-4o")
+    unknown_id = ping_pong_run(otlp_provider, "our-private-model-v3")
+    otlp_provider.force_flush()
+
+    sdk = fetch_run(sdk_run_id, lambda r: r["status"] == "completed" and r["handoffs"])
+    # triage's leg (two calls) belongs to no handoff; the handoff gave billing its leg.
+    [h] = sdk["handoffs"]
+    assert figures(h["usage"]) == (260, 40, 1) and h["usage"]["model"] == "gpt-4.1"
+    assert h["usage"]["cost_usd"] == pytest.approx(book.cost("gpt-4.1", 260, 40))
+    assert figures(sdk["usage"]) == (231 + 260, 18 + 40, 3)
+    assert sdk["usage"]["cost_usd"] == pytest.approx(
+        book.cost("gpt-4.1-mini", 231, 18) + book.cost("gpt-4.1", 260, 40)
+    )
+    assert sdk["usage"]["unpriced_models"] == []
+
+    loop = fetch_run(loop_id, lambda r: r["status"] == sc.RUN_STATUS_MAX_TURNS)
+    assert loop["verdict"] == sc.LOOP
+    # Each handoff gave its destination one call: b 20, a 30, b 40; the fourth was cut
+    # before its destination called the model (no usage, not 0).
+    assert [figures(h["usage"]) for h in loop["handoffs"]] == [
+        (20, 2, 1),
+        (30, 3, 1),
+        (40, 4, 1),
+        None,
+    ]
+    assert figures(loop["usage"]) == (100, 10, 4)
+    # Burned: the legs from the first repeat on, as the handoffs themselves say.
+    first = next(i for i, h in enumerate(loop["handoffs"]) if h["loop"])
+    burned = [h["usage"] for h in loop["handoffs"][first:] if h["usage"]]
+    want = (
+        sum(u["input_tokens"] for u in burned),
+        sum(u["output_tokens"] for u in burned),
+        len(burned),
+    )
+    assert figures(loop["loop_usage"]) == want
+    assert 0 < want[0] < 100  # something was burned, not everything
+    loops = collector.api("/api/v1/loops")["loops"]
+    [listed] = [x for x in loops if x["run_id"] == loop_id]
+    assert listed["tokens_burned"] == want[0] + want[1]
+    assert listed["burned"]["cost_usd"] == pytest.approx(
+        sum(book.cost("gpt-4o", u["input_tokens"], u["output_tokens"]) for u in burned)
+    )
+
+    unknown = fetch_run(unknown_id, lambda r: r["status"] == sc.RUN_STATUS_MAX_TURNS)
+    assert figures(unknown["usage"]) == (100, 10, 4)
+    assert unknown["usage"]["cost_usd"] is None
+    assert unknown["usage"]["unpriced_models"] == ["our-private-model-v3"]
+
+    # The edges: a -> b is given b's legs (20 and 40), in both ping-pong runs.
+    edges = collector.api("/api/v1/edges")["edges"]
+    [ab] = [e for e in edges if (e["from_agent"], e["to_agent"]) == ("a", "b")]
+    assert figures(ab["usage"]) == (2 * 60, 2 * 6, 4)
+    assert ab["usage"]["cost_usd"] == pytest.approx(book.cost("gpt-4o", 60, 6))
+    assert ab["usage"]["unpriced"] == 2  # the unknown model's two legs, left out
+    # The share wasted: the a -> b handoffs judged unhealthy (the loop's, from its first
+    # repeat; the first a -> b, before anything repeated, was healthy), as the runs say.
+    wasted = [
+        h["usage"]
+        for r in (loop, unknown)
+        for h in r["handoffs"]
+        if (h["from_agent"], h["to_agent"]) == ("a", "b") and h["verdict"] != sc.HEALTHY
+    ]
+    assert 0 < len(wasted) < 4
+    assert figures(ab["unhealthy_usage"]) == (
+        sum(u["input_tokens"] for u in wasted),
+        sum(u["output_tokens"] for u in wasted),
+        len(wasted),
+    )
+
+    # The weekly review: what runs that ended in a loop cost, and their share.
+    spend = collector.api("/api/v1/review/weekly")["spend"]
+    [looped] = [s for s in spend if s["verdict"] == sc.LOOP]
+    assert looped["runs"] == 2 and figures(looped["usage"]) == (200, 20, 8)
+    assert looped["usage"]["unpriced"] == 1
+    this_week = [s for s in spend if s["week"] == looped["week"]]
+    assert sum(s["share"] for s in this_week) == pytest.approx(1.0)
+    # /metrics counts the same as the review's spend.
+    text = collector.metrics_text()
+    [service] = {r["service"] for r in collector.api("/api/v1/runs")["runs"]}
+    labels = {"service": service, "verdict": sc.LOOP}
+    assert metric_value(text, "handoffscope_tokens_total", direction="input", **labels) == 200
+    assert metric_value(text, "handoffscope_model_calls_total", **labels) == 8
+    assert metric_value(text, "handoffscope_cost_usd_total", **labels) == pytest.approx(
+        looped["usage"]["cost_usd"]
+    )
+    assert_content_free(
+        collector,
+        oa.SENTINEL,
+        stored="billing",
+        answers={"loops": json.dumps(loops), "edges": json.dumps(edges), "loop": json.dumps(loop)},
+    )

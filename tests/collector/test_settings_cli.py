@@ -81,6 +81,7 @@ def test_each_flag_reads_its_env_var_and_the_flag_wins() -> None:
         "grace_seconds": ("5", "7.5"),
         "require_outcome": ("support-bot, billing", "*"),
         "max_handoffs_per_run": ("500", "20000"),
+        "prices": ("/tmp/prices.toml", "/etc/handoffscope/prices.toml"),
         "judge": ("off", "On"),
         "judge_workers": ("2", "3"),
         "judge_nice": ("5", "0"),

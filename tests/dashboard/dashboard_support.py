@@ -454,9 +454,9 @@ def settle(page: Any) -> None:
     cannot pass early), no loading skeleton and no stale element left from an earlier run
     (a page measured while either is shown is not the page a user sees)."""
     page.wait_for_selector("h1", timeout=PAGE_SECONDS * 1000)
-    page.locator(
-        "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
-    ).wait_for(state="attached", timeout=PAGE_SECONDS * 1000)
+    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
+        state="attached", timeout=PAGE_SECONDS * 1000
+    )
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=PAGE_SECONDS * 1000
     )

@@ -206,6 +206,11 @@ class CollectorConfig(_Served):
         metavar="SERVICES",
     )
     max_handoffs_per_run: int = _handoff_cap_option()
+    prices: str = option(
+        "",
+        'TOML file of model prices in USD per million tokens, consulted before the shipped genai-prices table: negotiated prices, private models (docs/configuration.md, "Prices"). A model neither knows is left unpriced (cost null), never guessed.',
+        metavar="PATH",
+    )
     judge: str = option(
         "on",
         "Where verdicts are derived. `on`: the health engine runs in a worker process of its own beside the collector's (the judge's Python work takes the second core instead of the receiver's lock; a worker that dies is replaced and reloads from the store; on PostgreSQL it starts when this collector first takes the judge lease). `thread`: in the collector's process (one process, less memory, about half the ingest rate on two cores). `off`: ingest only. Exports are stored and acknowledged as usual, but no verdicts are derived: the judge does not run, /healthz says `ingest only: judge off` and the backlog waits in the file; a later start with the judge on catches up from its mark. For a process that only ingests, and for measuring ingest alone (bench/bench_receiver.py).",

@@ -70,6 +70,7 @@ from handoffscope.collector.notify.notifier import Notifier
 from handoffscope.collector.notify.routing import RoutingError
 from handoffscope.collector.notify.routing import load as load_routing
 from handoffscope.collector.pipeline import COMMIT_TIMEOUT_S, ExportHandler
+from handoffscope.collector.prices import PriceBook, PriceFileError
 from handoffscope.collector.processor.allowlist import REFUSAL_SENTENCES, Allowlist
 from handoffscope.collector.query.api import query_app
 from handoffscope.collector.receiver import otlp_http
@@ -121,6 +122,9 @@ def engine_settings(config: CollectorConfig) -> dict:
         "require_outcome": config.require_outcome,
         "max_handoffs_per_run": config.max_handoffs_per_run,
         "max_hot_handoffs": config.max_hot_handoffs,
+        # A bound method of a picklable book: the judge's worker processes load the same
+        # file by path (prices.py).
+        "price": PriceBook.load(config.prices).cost,
     }
 
 
@@ -421,6 +425,12 @@ def run(config: CollectorConfig) -> int:
         print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
         return 2
     try:
+        PriceBook.load(config.prices)  # read and checked once, here: a bad file stops the start
+    except PriceFileError as exc:
+        http_sock.close()
+        print(f"handoffscope collector: {exc}", file=sys.stderr, flush=True)
+        return 2
+    try:
         store = open_store(config)
     except StoreError as exc:
         http_sock.close()
@@ -498,6 +508,7 @@ def run(config: CollectorConfig) -> int:
             f"notify={len(routing.destinations)} judge={config.judge} "
             + (f"judge_workers={config.judge_workers} " if config.judge_workers > 1 else "")
             + ("ingest_log=on " if writer.log is not None else "")
+            + (f"prices={config.prices} " if config.prices else "")
             + "(OTLP/HTTP /v1/traces, OTLP/gRPC, query API /api/v1, /healthz, /metrics; "
             "Ctrl-C or SIGTERM to stop)"
         )
