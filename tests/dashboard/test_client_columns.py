@@ -38,6 +38,7 @@ SOURCES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "BY_EDGE_COLUMNS": [("/api/v1/review/weekly", ("by_edge",))],
     "BY_AGENT_COLUMNS": [("/api/v1/review/weekly", ("by_agent",))],
     "BY_EDGE_REASON_COLUMNS": [("/api/v1/review/weekly", ("by_edge_reason",))],
+    "SPEND_COLUMNS": [("/api/v1/review/weekly", ("spend",))],
     "DROP_COLUMNS": [("/api/v1/drops", ("drops",))],
     "SOURCE_COLUMNS": [("/api/v1/sources", ("sources",))],
     "TRANSLATOR_COLUMNS": [("/api/v1/sources", ("translators",))],

@@ -212,6 +212,7 @@ RUN_HANDOFF_COLUMNS = [*HANDOFF_COLUMNS, "boundaries"]
 IN_FLIGHT_COLUMNS = [
     "run_id", "service", "current_agent", "last_handoff_at", "seconds_since_last_handoff",
     "verdict", "verdict_label", "stuck", "loop", "pending_approvals", "acknowledgement",
+    "model_calls", "budget_remaining", "budget_used",
 ]  # fmt: skip
 RUN_LIST_COLUMNS = [
     *RUN_COLUMNS, "final_agent", "source_label", "in_flight", "stuck",
@@ -219,10 +220,11 @@ RUN_LIST_COLUMNS = [
 ]  # fmt: skip
 EDGE_COLUMNS = [
     "kind", "from_agent", "to_agent", "count", "unhealthy", "unhealthy_share", "undeclared",
-    "verdicts", "runs",
+    "verdicts", "runs", "usage", "unhealthy_usage",
 ]  # fmt: skip
 LOOP_COLUMNS = [
     "run_id", "service", "cycle", "repeats", "turns", "status", "last_seen_at", "acknowledgement",
+    "usage", "tokens_burned", "burned",
 ]  # fmt: skip
 APPROVAL_COLUMNS = [
     "run_id", "handoff_id", "service", "owner", "reason", "deadline", "seconds_left",
@@ -240,6 +242,10 @@ BY_REASON_COLUMNS = ["week", "reason", "count", "rate"]
 BY_EDGE_COLUMNS = ["week", "from_agent", "to_agent", "handoffs", "rejections", "rate"]
 BY_AGENT_COLUMNS = ["week", "agent", "handoffs", "rejections", "rate"]
 BY_EDGE_REASON_COLUMNS = ["week", "from_agent", "to_agent", "reason", "count", "rate"]
+SPEND_COLUMNS = [
+    "week", "verdict", "verdict_label", "runs", "usage", "share", "tokens_share",
+    "burned_tokens", "burned_cost_usd",
+]  # fmt: skip
 DROP_COLUMNS = ["service", "attribute", "count"]
 SOURCE_COLUMNS = [
     "service", "scope", "status", "translator", "translator_label", "spans_received",
@@ -327,6 +333,8 @@ class Weekly:
     by_agent: pd.DataFrame
     by_edge_reason: pd.DataFrame
     """(week, edge, reason) rejections and their share of the edge's handoffs."""
+    spend: pd.DataFrame = field(default_factory=lambda: frame([], SPEND_COLUMNS))
+    """(week, verdict runs ended in) what those runs cost and their share of the week's."""
 
 
 @dataclass
@@ -621,6 +629,8 @@ def weekly(api: str, token: str | None, service: str | None, weeks: int) -> Week
         by_agent=frame(_list(body, "by_agent", path), BY_AGENT_COLUMNS),
         # An older collector has no edge × reason rows: an empty frame, not an error.
         by_edge_reason=frame(body.get("by_edge_reason") or [], BY_EDGE_REASON_COLUMNS),
+        # Likewise spend (a collector before usage): no rows, and the page says so.
+        spend=frame(body.get("spend") or [], SPEND_COLUMNS),
     )
 
 

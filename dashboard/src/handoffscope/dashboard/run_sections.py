@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard import charts, client, cost, layout, style
 from handoffscope.instrumentation import semconv as sc
 
 PAGE_KEY = "rd_handoff_page"
@@ -165,6 +165,8 @@ def handoffs(run: client.RunDetail) -> None:
                 states.get(b, style.BOUNDARY_STATE_UNKNOWN), "· no evidence"
             )
         row.update(extra_boundary_states(h))
+        # The leg this handoff gave its destination (its model calls until the next one).
+        row["Leg cost"] = cost.cell(_get(h, "usage"))
         row["First failure"] = style.boundary_label(h.failed_boundary)
         row["Why"] = handoff_cause(h, run, repeats.get(n)) if style.is_unhealthy(h.verdict) else ""
         admitted, held = timing.get(style.text(h.handoff_id), (None, None))
@@ -189,7 +191,9 @@ def handoffs(run: client.RunDetail) -> None:
         "(docs/architecture.md, Verdicts), so a later green signal never hides it. "
         "“No evidence”: not reported yet, or not reached after an earlier failure. "
         "Admitted after: from the request to the destination's admission; held for: from "
-        "the request to the next handoff (or the run's end)."
+        "the request to the next handoff (or the run's end). Leg cost: the tokens and "
+        "dollars of the model calls the destination made with the work (“not priced”: a "
+        "model the price table lacks; “—”: none reported)."
     )
     failing = [
         (n, h)

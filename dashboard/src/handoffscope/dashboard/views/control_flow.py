@@ -9,6 +9,8 @@ received that was unhealthy). Below it, the same edges as a table and, for a cho
 the runs behind it with links to their Run detail. Delegations — an agent called as a
 tool, control never leaving the caller — are not handoffs: they are drawn dotted and
 labelled "calls", listed apart under the table, and left out of every handoff count.
+The table also says what each edge cost (the legs its handoffs gave their destinations)
+and how much of that went to handoffs judged unhealthy ("wasted").
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style, urlstate
+from handoffscope.dashboard import charts, client, cost, layout, style, urlstate
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Control flow")
@@ -150,9 +152,19 @@ with layout.guard():
                     for n, c in zip(ranked["undeclared"], ranked["count"], strict=True)
                 ],
                 "Verdicts": [_verdict_words(v) for v in ranked["verdicts"]],
+                "Spend": [cost.cell(u) for u in ranked["usage"]],
+                "Wasted": [
+                    cost.wasted(u, b)
+                    for u, b in zip(ranked["usage"], ranked["unhealthy_usage"], strict=True)
+                ],
             }
         )
         layout.table(table)
+        st.caption(
+            "Spend: the tokens and dollars of the legs this edge's handoffs gave their "
+            "destinations. Wasted: the share of that spend in handoffs judged unhealthy. "
+            "“Not priced”: a model the price table lacks; “—”: no usage reported."
+        )
         _runs_behind(ranked)
     if not calls.empty:
         _delegations(calls)

@@ -150,7 +150,20 @@ def _run_rows(df: pd.DataFrame) -> pd.DataFrame:
     view["Verdict"] = [style.verdict_label(v) for v in df["verdict"]]
     view["Loop"] = ["loop" if bool(x) else "" for x in df["loop"].fillna(False)]
     view["Acknowledged"] = acknowledge.column(df["acknowledgement"])
+    # Budget burn only where a run stated a call budget (`handoff.budget.remaining`): a
+    # column of blanks would read as "no budget problem" for apps that never state one.
+    used = pd.to_numeric(df.get("budget_used"), errors="coerce")
+    if used is not None and used.notna().any():
+        view["Budget used"] = [
+            "—" if pd.isna(u) else f"{style.percent(float(u))} ({_left(r)})"
+            for u, r in zip(used, df["budget_remaining"], strict=True)
+        ]
     return view
+
+
+def _left(remaining: object) -> str:
+    n = pd.to_numeric(remaining, errors="coerce")
+    return "left unstated" if pd.isna(n) else style.count(n, "call") + " left"
 
 
 def _in_flight(data: client.Live) -> None:

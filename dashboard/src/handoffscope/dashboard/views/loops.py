@@ -7,6 +7,11 @@ the same cycle — billing → triage → billing and triage → billing → tri
 with how many runs went round it, the repeats and the turns they burned, worst first, so the
 back-edge to break first is the top row. Below, the runs themselves (newest first, narrowed
 to one cycle if chosen) and the chosen run's cycle drawn as a path of agents.
+
+What a loop cost is what it burned after its first repeat (the API's `burned` and
+`tokens_burned`): the runs are listed most expensive first by default — by burned dollars,
+then burned tokens, loops whose burn could not be priced after every priced one — and
+"most recent first" stays one click away.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import acknowledge, charts, client, layout, style, urlstate
+from handoffscope.dashboard import acknowledge, charts, client, cost, layout, style, urlstate
 from handoffscope.dashboard.cycles import by_cycle, cycle_key
 from handoffscope.instrumentation import semconv as sc
 
@@ -27,6 +32,7 @@ filters = layout.current_filters()
 # says so when the collector had as many or more.
 LIMIT = 500
 ALL_CYCLES = "All cycles"
+ORDERS = ["Most expensive first", "Most recent first"]
 
 
 with layout.guard():
@@ -84,6 +90,39 @@ with layout.guard():
         if int(pick) > 0:
             chosen = cycles.iloc[int(pick) - 1]["key"]
             loops = loops[[cycle_key(c) == chosen for c in loops["cycle"]]].reset_index(drop=True)
+        order_key = urlstate.bind(
+            "order",
+            0,
+            key="loops_order",
+            parse=ORDERS.index,
+            dump=ORDERS.__getitem__,
+            options=range(len(ORDERS)),
+        )
+        order = st.radio(
+            "Order",
+            range(len(ORDERS)),
+            format_func=lambda i: ORDERS[i],
+            key=order_key,
+            horizontal=True,
+        )
+        if int(order) == 0:
+            # The collector answers most recent first; a stable sort keeps that order
+            # among loops that burned the same.
+            ranks = [
+                cost.sort_key(b, t)
+                for b, t in zip(loops["burned"], loops["tokens_burned"], strict=True)
+            ]
+            loops = (
+                loops.assign(_rank=ranks)
+                .sort_values("_rank", kind="stable")
+                .drop(columns="_rank")
+                .reset_index(drop=True)
+            )
+            st.caption(
+                "By what each loop burned after its first repeat: dollars, then tokens. "
+                "Loops whose burn could not be priced (a model the price table lacks) come "
+                "after every priced one, by tokens; loops that reported no usage come last."
+            )
         loops = acknowledge.unacknowledged_first(loops)
 
         view = layout.with_run_links(loops)[["run_id", "service"]].rename(
@@ -92,6 +131,8 @@ with layout.guard():
         view["Cycle"] = [style.path(c) if isinstance(c, list) else "—" for c in loops["cycle"]]
         view["Repeats"] = [style.count(n, "repeat") for n in loops["repeats"]]
         view["Turns burned"] = [style.count(n, "turn") for n in loops["turns"]]
+        view["Tokens burned"] = [cost.tokens(n) for n in loops["tokens_burned"]]
+        view["$ burned"] = [cost.price(b) for b in loops["burned"]]
         view["Status"] = [style.status_label(s) for s in loops["status"]]
         view["Acknowledged"] = acknowledge.column(loops["acknowledgement"])
         view["Last seen"] = [style.clock(t) for t in loops["last_seen_at"]]

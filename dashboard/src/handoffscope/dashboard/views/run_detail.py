@@ -16,7 +16,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import acknowledge, client, layout, notified, run_sections, style
+from handoffscope.dashboard import (
+    acknowledge,
+    client,
+    cost,
+    layout,
+    notified,
+    run_sections,
+    style,
+)
 from handoffscope.instrumentation import semconv as sc
 
 st.title("Run detail")
@@ -179,8 +187,36 @@ def _header(run: client.RunDetail) -> None:
         + (f" · work with **{style.md(who)}**" if who else "")
         + "".join(f" · {i}" for i in ids)
     )
+    _cost(run)
     _what_happened(run)
     _wait_evidence(run)
+
+
+def _cost(run: client.RunDetail) -> None:
+    """What the run's model calls cost (every leg summed), and for a looping run what the
+    loop burned from its first repeat on: cost where the decision to stop it is made."""
+    s = run.summary
+    usage = cost.usage_of(s.get("usage"))
+    line = f"**Cost:** {cost.line(usage, markdown=True)}"
+    loop = cost.usage_of(s.get("loop_usage"))
+    if loop is not None:
+        n = cost.total_tokens(loop)
+        line += (
+            f" — the loop burned {cost.tokens(n)} tokens ({cost.inert(cost.price(loop))}) "
+            "after its first repeat"
+        )
+    st.markdown(line, help=_unpriced_help(usage, loop))
+
+
+def _unpriced_help(*usages: dict[str, Any] | None) -> str | None:
+    models = sorted({m for u in usages for m in cost.unpriced_models(u)})
+    if not models:
+        return None
+    return (
+        "Not priced: the collector's price table has no price for "
+        + ", ".join(models)
+        + " (or a call reported no token counts)."
+    )
 
 
 def _what_happened(run: client.RunDetail) -> None:

@@ -13,6 +13,11 @@ rate by reason per week, an edge × reason heatmap (which edge is refused for wh
 the rate by edge and by receiving agent. "Download CSV" saves the collector's own CSV
 export for the same service and weeks (its cells neutralised against spreadsheet
 formulas by the collector), so the file matches what the page shows.
+
+"What failures cost" prices the failures by the runs they ended: what the runs that ended
+in a loop, a rejection (route or contract), a false completion or any other failure cost,
+and their share of the week's priced spend (of its tokens when nothing could be priced),
+compared the same way — last whole week, the week before, this week so far.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from handoffscope.dashboard import charts, client, layout, style
+from handoffscope.dashboard import charts, client, cost, layout, style
+from handoffscope.instrumentation import semconv as sc
 
 st.title("Weekly review")
 st.caption(
@@ -128,6 +134,83 @@ def _heatmap(review: client.Weekly, full: str | None, partial: str | None) -> No
     )
 
 
+# The failures "What failures cost" names, by the verdict runs ended in; every other
+# unhealthy verdict is summed as "Other failures".
+COST_GROUPS: dict[str, tuple[str, ...]] = {
+    "Loops": (sc.LOOP,),
+    "Rejections": (sc.ROUTE_REJECTED, sc.CONTRACT_REJECTED),
+    "False completions": (sc.FALSE_COMPLETE,),
+}
+OTHER_FAILURES = "Other failures"
+
+
+def _cost_group(verdict: object) -> str | None:
+    for name, verdicts in COST_GROUPS.items():
+        if verdict in verdicts:
+            return name
+    return OTHER_FAILURES if style.is_unhealthy(verdict) else None
+
+
+def _cost_cell(rows: pd.DataFrame) -> str:
+    """One group's runs in one week: "$0.0123 · 12 % of spend (3 runs)"; by tokens when the
+    week priced nothing; "—" when none of its runs ended so (or reported usage)."""
+    if rows.empty:
+        return "—"
+    usage = {
+        "cost_usd": None,
+        "unpriced": 0,
+        "input_tokens": None,
+        "output_tokens": None,
+    }
+    reported = [u for u in rows["usage"] if isinstance(u, dict)]
+    costs = [u["cost_usd"] for u in reported if isinstance(u.get("cost_usd"), int | float)]
+    if costs:
+        usage["cost_usd"] = sum(costs)
+    usage["unpriced"] = sum(int(u.get("unpriced") or 0) for u in reported)
+    tokens = [cost.total_tokens(u) for u in reported]
+    known = [n for n in tokens if n is not None]
+    runs = style.count(int(rows["runs"].fillna(0).sum()), "run")
+    if not reported:
+        return f"— ({runs})"
+    shares = [float(x) for x in rows["share"] if pd.notna(x)]
+    if shares and usage["cost_usd"]:
+        return f"{cost.price(usage)} · {style.percent(sum(shares))} of spend ({runs})"
+    token_shares = [float(x) for x in rows["tokens_share"] if pd.notna(x)]
+    n = f"{cost.tokens(sum(known))} tokens" if known else "—"
+    if token_shares:
+        n += f" · {style.percent(sum(token_shares))} of tokens"
+    return f"{n}, {cost.NOT_PRICED} ({runs})"
+
+
+def _failure_cost(
+    review: client.Weekly, full: str | None, before: str | None, partial: str | None
+) -> None:
+    st.subheader("What failures cost")
+    spend = review.spend
+    if spend.empty:
+        st.caption("No run in these weeks reported usage (tokens, model calls).")
+        return
+    groups = spend.assign(_group=[_cost_group(v) for v in spend["verdict"]])
+    names = [*COST_GROUPS, OTHER_FAILURES]
+    weeks = {
+        f"Last week ({full})": full,
+        f"Week before ({before})": before,
+        f"This week so far ({partial}, partial)": partial,
+    }
+    table = pd.DataFrame({"Runs that ended in": names})
+    for label, week in weeks.items():
+        table[label] = [
+            _cost_cell(groups[(groups["week"] == week) & (groups["_group"] == g)]) for g in names
+        ]
+    layout.table(table)
+    st.caption(
+        "What the runs that ended in each failure cost, by the week they were first seen, "
+        "and their share of that week's priced spend (of its tokens when nothing could be "
+        "priced). Rejections: route and contract. “Not priced”: a model the price table "
+        "lacks; a sum prices what it can and says how many runs it left out."
+    )
+
+
 with layout.guard():
     review = client.weekly(filters.service, filters.weeks)
     if review.weeks.empty or int(review.weeks["handoffs"].fillna(0).sum()) == 0:
@@ -220,6 +303,8 @@ with layout.guard():
                         review.by_agent, "agent", "Receiving agent", full, before, partial
                     )
                 )
+
+        _failure_cost(review, full, before, partial)
 
         st.download_button(
             "Download CSV",
