@@ -294,3 +294,76 @@ def test_run_leg_loop_and_edge_usage_through_the_api(
         stored="billing",
         answers={"loops": json.dumps(loops), "edges": json.dumps(edges), "loop": json.dumps(loop)},
     )
+
+
+def test_a_langgraph_loop_costs_what_its_models_reported_through_the_api(
+    collector: Any, otlp_provider: TracerProvider, fetch_run: Any
+) -> None:
+    """A real LangGraph swarm bouncing triage <-> billing until its recursion limit: each
+    agent's one call per leg (10, 20, 30, ... input tokens, in call order) is the leg its
+    handoff gave; the run is their sum, the loop what came after its first repeat, and
+    each edge the legs its handoffs gave."""
+    import itertools
+    from collections.abc import Iterator
+
+    from langchain_core.messages import AIMessage
+    from langgraph.errors import GraphRecursionError
+
+    from handoffscope.collector.prices import PriceBook
+
+    tokens = itertools.count(10, 10)
+
+    def forever(to: str) -> Iterator[AIMessage]:
+        while True:
+            yield call(f"transfer_to_{to}", "gpt-4o", next(tokens), 1, reason=lg.SENTINEL)
+
+    ins = LangGraphInstrumentor()
+    ins.instrument(tracer_provider=otlp_provider)
+    try:
+        triage = lg.agent("triage", forever("billing"), [lg.handoff_tool("billing")])
+        billing = lg.agent("billing", forever("triage"), [lg.handoff_tool("triage")])
+        try:
+            lg.swarm({"triage": triage, "billing": billing}).invoke(
+                lg.first_input(), {"recursion_limit": 6}
+            )
+        except GraphRecursionError:
+            pass
+        else:
+            raise AssertionError("the ping-pong was not cut")
+    finally:
+        ins.uninstrument()
+    otlp_provider.force_flush()
+    assert next(tokens) == 70  # six calls: 10 .. 60
+
+    [run_id] = [r["run_id"] for r in collector.api("/api/v1/runs")["runs"]]
+    run = fetch_run(run_id, lambda r: r["verdict"] == sc.LOOP and len(r["handoffs"]) == 6)
+    assert run["verdict"] == sc.LOOP
+    # Handoff i (triage, billing, triage, ...) is sent by the agent whose call i made it;
+    # the leg it gives is its destination's next call: 20, 30, ..., 60, and none for the
+    # last (the limit stopped the graph before billing's next call).
+    handoffs = run["handoffs"]
+    assert [figures(h["usage"]) for h in handoffs] == [
+        *[(10 * (i + 2), 1, 1) for i in range(5)],
+        None,
+    ]
+    assert figures(run["usage"]) == (210, 6, 6)  # 10 + ... + 60: every leg, the first too
+    book = PriceBook.load()
+    assert run["usage"]["cost_usd"] == pytest.approx(
+        sum(book.cost("gpt-4o", 10 * n, 1) for n in range(1, 7))
+    )
+    first = next(i for i, h in enumerate(handoffs) if h["loop"])
+    burned = [h["usage"] for h in handoffs[first:] if h["usage"]]
+    assert figures(run["loop_usage"]) == (
+        sum(u["input_tokens"] for u in burned),
+        len(burned),
+        len(burned),
+    )
+    [listed] = collector.api("/api/v1/loops")["loops"]
+    assert listed["tokens_burned"] == sum(u["input_tokens"] + 1 for u in burned)
+    # Edges: triage -> billing gave billing's legs (20, 40, 60), billing -> triage
+    # triage's (30, 50).
+    edges = {(e["from_agent"], e["to_agent"]): e for e in collector.api("/api/v1/edges")["edges"]}
+    assert figures(edges[("triage", "billing")]["usage"]) == (120, 3, 3)
+    assert figures(edges[("billing", "triage")]["usage"]) == (80, 2, 2)
+    answers = json.dumps([run, listed, list(edges.values())])
+    assert lg.SENTINEL not in answers + collector.log()

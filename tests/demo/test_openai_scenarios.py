@@ -111,8 +111,18 @@ def test_every_kind_reaches_its_verdict_through_the_collector(
             assert [o["result"] for o in r["outcomes"]] == [sc.OUTCOME_PASS]
             assert r["handoffs"][0]["history_items_forwarded"] is not None
 
+        # Every run says what it cost: its model calls reported tokens under a model the
+        # collector's price table knows, so the board shows dollars, not "not priced".
+        for kind, details in runs.items():
+            for r in details:
+                usage = r["usage"]
+                assert usage is not None and usage["model_calls"] >= 1, (kind, r["run_id"])
+                assert usage["model"] == demo.DEMO_MODEL and usage["input_tokens"] > 0, kind
+                assert usage["cost_usd"] and not usage["unpriced_models"], (kind, usage)
+
         (loop,) = runs["ping_pong"]
         assert (loop["status"], loop["loop"]) == (sc.RUN_STATUS_MAX_TURNS, True)
+        assert loop["loop_usage"]["model_calls"] >= 1  # what it burned after its first repeat
         assert loop["loop_cycle"] in (
             ["billing", "refunds", "billing"],
             ["refunds", "billing", "refunds"],

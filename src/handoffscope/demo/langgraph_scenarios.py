@@ -246,11 +246,30 @@ def _work(agent: str, rng: random.Random) -> AIMessage:
     return _call("open_ticket", priority=rng.choice(("p2", "p3")))
 
 
-def _models(turns: Mapping[str, Iterable[AIMessage]]) -> dict[str, GenericFakeChatModel]:
+DEMO_MODEL = "gpt-4o-mini"
+"""The model name the demo's scripted turns report: one the collector's price table knows."""
+
+
+def _reported(script: Iterable[AIMessage], rng: random.Random) -> Iterator[AIMessage]:
+    """Each turn with the usage and model name a LangChain chat model reports
+    (`usage_metadata`, `response_metadata["model_name"]`): the same counts for every call of
+    one agent in one run (a support desk's prompts: 600-2,400 tokens in, 40-260 out), so
+    the board says what each run, leg and loop cost."""
+    tin, tout = rng.randint(600, 2400), rng.randint(40, 260)
+    usage = {"input_tokens": tin, "output_tokens": tout, "total_tokens": tin + tout}
+    for message in script:
+        yield message.model_copy(
+            update={"usage_metadata": usage, "response_metadata": {"model_name": DEMO_MODEL}}
+        )
+
+
+def _models(
+    turns: Mapping[str, Iterable[AIMessage]], rng: random.Random
+) -> dict[str, GenericFakeChatModel]:
     # disable_streaming: the fake model drops tool calls when it streams (stream_mode
     # "messages" would make it); a real chat model streams them fine.
     return {
-        agent: GenericFakeChatModel(messages=iter(script), disable_streaming=True)
+        agent: GenericFakeChatModel(messages=_reported(script, rng), disable_streaming=True)
         for agent, script in turns.items()
     }
 
@@ -330,7 +349,7 @@ def _complete(
     verifier: bool | None = True,
 ) -> str:
     """Run triage->path on the desk (or a faulty release of it); `verifier=None`: never run."""
-    config = _config(_models(_path_turns(path, rng)))
+    config = _config(_models(_path_turns(path, rng), rng))
     _desk(fault).invoke(_input(rng), config)
     if verifier is not None:
         _verify(config, path[-1], verifier)
@@ -367,7 +386,8 @@ def _ping_pong(rng: random.Random) -> str:
                 "triage": [_transfer("billing")],
                 "billing": _forever(lambda: _transfer("refunds", "not_billing")),
                 "refunds": _forever(lambda: _transfer("billing", "not_refunds")),
-            }
+            },
+            rng,
         ),
     )
     config["recursion_limit"] = rng.randint(*RECURSION_LIMITS)
@@ -390,7 +410,8 @@ def _approval(
                 _call("create_large_refund", order_id=_order(rng), amount_eur=amount),
                 AIMessage("Done: your refund is on its way."),  # after the approval
             ],
-        }
+        },
+        rng,
     )
     policy = {
         "owner": rng.choice(APPROVERS) if owner else None,

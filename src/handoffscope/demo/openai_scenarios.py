@@ -3,7 +3,9 @@
 One support desk, declared once as a real app would: `triage` routes to `billing`,
 `refunds` or `escalation`; `billing` and `refunds` can hand to each other and to
 `escalation`. Each run gets its own scripted "LLM" — the SDK's `agents.testing.ScriptedModel`,
-passed as `RunConfig.model`, which overrides every agent's model — so everything else is
+passed as `RunConfig.model`, which overrides every agent's model, named `DEMO_MODEL` and
+reporting a token count per call as a real model does (so the board says what each run,
+leg and loop cost, priced from the collector's table) — so everything else is
 the SDK doing its job: taking handoffs, running tools, pausing a `needs_approval` tool,
 serialising and resuming a `RunState`, raising `MaxTurnsExceeded`. The adapter
 (`OpenAIAgentsInstrumentor`) reports what it saw; the app-side facts (who owns an
@@ -40,7 +42,16 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agents import Agent, RunConfig, Runner, RunState, function_tool, gen_trace_id, handoff
+from agents import (
+    Agent,
+    RunConfig,
+    Runner,
+    RunState,
+    Usage,
+    function_tool,
+    gen_trace_id,
+    handoff,
+)
 from agents.exceptions import MaxTurnsExceeded
 from agents.extensions import handoff_filters
 from agents.testing import ScriptedModel, assistant_message, function_call
@@ -149,6 +160,24 @@ def _order(rng: random.Random) -> str:
     return f"A-{rng.randrange(1000, 9999)}"
 
 
+DEMO_MODEL = "gpt-4.1-mini"
+"""The name the demo's scripted model answers to: one the collector's price table knows."""
+
+
+def _model(rng: random.Random, steps: list[Any]) -> ScriptedModel:
+    """A scripted model named `DEMO_MODEL` whose every call reports the same usage, drawn
+    once per run (a support desk's prompts: 600-2,400 tokens in, 40-260 out)."""
+    tin, tout = rng.randint(600, 2400), rng.randint(40, 260)
+    model = ScriptedModel(
+        steps,
+        default_usage=Usage(
+            requests=1, input_tokens=tin, output_tokens=tout, total_tokens=tin + tout
+        ),
+    )
+    model.model = DEMO_MODEL  # type: ignore[attr-defined]  # what a real Model names itself
+    return model
+
+
 def _config(model: ScriptedModel) -> tuple[str, RunConfig]:
     # The trace id is chosen here so the run id is known even if the adapter is not
     # attached (SDK tracing disabled); group_id becomes gen_ai.conversation.id.
@@ -189,7 +218,7 @@ def _receipt() -> str:
 
 async def _healthy(rng: random.Random) -> str:
     path = rng.choices(list(HEALTHY_PATHS), weights=list(HEALTHY_PATHS.values()))[0]
-    trace_id, config = _config(ScriptedModel(_path_steps(path, rng)))
+    trace_id, config = _config(_model(rng, _path_steps(path, rng)))
     result = await Runner.run(TRIAGE, "Customer message.", run_config=config)
     _instrumentor().record_outcome(result, VERIFIERS[path[-1]], True, receipt_id=_receipt())
     return _run_id(result, trace_id)
@@ -197,7 +226,7 @@ async def _healthy(rng: random.Random) -> str:
 
 async def _false_complete(rng: random.Random) -> str:
     path = rng.choices(list(HEALTHY_PATHS), weights=list(HEALTHY_PATHS.values()))[0]
-    trace_id, config = _config(ScriptedModel(_path_steps(path, rng)))
+    trace_id, config = _config(_model(rng, _path_steps(path, rng)))
     result = await Runner.run(TRIAGE, "Customer message.", run_config=config)
     if rng.random() < 0.5:
         # The verifier ran and found the work not done (e.g. no refund on the ledger).
@@ -212,7 +241,7 @@ async def _ping_pong(rng: random.Random) -> str:
     steps = [[_transfer("billing")]] + [
         [_transfer("refunds" if i % 2 == 0 else "billing")] for i in range(max_turns)
     ]
-    trace_id, config = _config(ScriptedModel(steps))
+    trace_id, config = _config(_model(rng, steps))
     try:
         await Runner.run(TRIAGE, "Customer message.", run_config=config, max_turns=max_turns)
     except MaxTurnsExceeded as exc:
@@ -227,7 +256,7 @@ async def _multiple_handoffs(rng: random.Random) -> str:
         [_work("billing", rng)],
         [assistant_message("Done: your invoice is corrected.")],
     ]
-    trace_id, config = _config(ScriptedModel(steps))
+    trace_id, config = _config(_model(rng, steps))
     result = await Runner.run(TRIAGE, "Customer message.", run_config=config)
     _instrumentor().record_outcome(result, VERIFIERS["billing"], True, receipt_id=_receipt())
     return _run_id(result, trace_id)
@@ -235,12 +264,13 @@ async def _multiple_handoffs(rng: random.Random) -> str:
 
 async def _approval(rng: random.Random, window: tuple[float, float], *, decide: bool) -> str:
     args = {"order_id": _order(rng), "amount_eur": float(rng.randrange(250, 2000))}
-    model = ScriptedModel(
+    model = _model(
+        rng,
         [
             [_transfer("refunds")],
             [function_call("create_large_refund", args, call_id=_call_id())],
             [assistant_message("Done: your refund is on its way.")],  # after approval
-        ]
+        ],
     )
     trace_id, config = _config(model)
     inst = _instrumentor()
