@@ -92,6 +92,11 @@ BENCHES: dict[str, tuple[str, list[str], str]] = {
         "the judge sustained on runs whose spans come over 10 s (judged at each of their"
         " commits; reloaded when they outlive --max-hot-handoffs): rate, reloads, freshness",
     ),
+    "prices": (
+        "bench_prices.py",
+        [],
+        "pricing a model call (the judge's price book) vs genai-prices' own calculation",
+    ),
     "run-detail": (
         "bench_run_detail.py",
         [],

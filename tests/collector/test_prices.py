@@ -184,3 +184,39 @@ def test_a_bad_prices_file_stops_the_collector_with_the_reason(tmp_path: Path) -
         "finite number >= 0, got -2" in done.stderr
     )
     assert not (tmp_path / "h.duckdb").exists(), "refused before opening the store"
+
+
+def reference(model: str, tin: int, tout: int) -> float | None:
+    """genai-prices' own answer, as the docs promise the book asks it: `provider/model`
+    under that provider first, then the name as given."""
+    provider, slash, rest = model.partition("/")
+    tries = [{"provider_id": provider, "model": rest}] if slash and provider and rest else []
+    for kw in [*tries, {"model": model}]:
+        try:
+            return table(kw.pop("model"), tin, tout, **kw)
+        except (LookupError, ValueError):
+            continue
+    return None
+
+
+def test_every_model_in_the_table_is_priced_as_genai_prices_prices_it() -> None:
+    """The book reads a linear price once per model and day and applies it itself (the
+    table's own calculation is slow); a tiered one it leaves to the table. Either way every
+    model the shipped table lists, at small and large prompts (past the usual 128k/200k
+    tiers), costs what genai-prices says, and a model it cannot match is None for both."""
+    from genai_prices import data_snapshot
+
+    book = PriceBook.load()
+    names = sorted({m.id for p in data_snapshot.get_snapshot().providers for m in p.models})
+    assert len(names) > 500
+    checked = 0
+    for model in names:
+        for tin, tout in ((1_234, 567), (250_000, 4_321), (0, 10)):
+            want = reference(model, tin, tout)
+            got = book.cost(model, tin, tout)
+            if want is None:
+                assert got is None, model
+            else:
+                assert got == pytest.approx(want, rel=1e-9, abs=1e-12), (model, tin, tout)
+                checked += 1
+    assert checked > 1000

@@ -48,7 +48,8 @@ PER_MTOK = ("input_per_mtok", "output_per_mtok")
 MTOK = 1_000_000
 CACHE = 4096
 """Distinct (model, tokens, day) prices remembered: a run is judged again as its spans
-arrive, and its calls are priced again each time; the table's lookup costs ~60 µs."""
+arrive, and its calls are priced again each time (a tiered price is the table's own
+calculation, ~60 µs; a linear one is read once per model and day, `_rates`)."""
 
 
 class PriceFileError(ValueError):
@@ -160,8 +161,52 @@ def _load(path: str) -> PriceBook:
     return PriceBook(parse(text, f"--prices {path}"), path)
 
 
+TIERED = "tiered"
+"""`_rates` of a model whose price changes with the prompt's size (genai-prices'
+`TieredPrices`: past a threshold of input tokens every token costs the tier's rate)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _rates(model: str, day: int | None) -> tuple[float, float, float] | str | None:
+    """(USD per call, per input token, per output token) of `model` on `day`, read from
+    genai-prices once; `TIERED` when its price depends on the prompt's size; None when the
+    table does not know it. The table's own calculation costs ~60 µs a call (its unit
+    registry), and every call has its own token counts: a linear price is read once per
+    model and day, from three probes, and applied in well under a microsecond."""
+    from genai_prices.types import TieredPrices
+
+    found = _calc(model, 1, 1, day)
+    if found is None:
+        return None
+    if any(isinstance(p, TieredPrices) for p in found.model_price.__dict__.values()):
+        return TIERED
+    base = _calc(model, 0, 0, day)
+    per_input = _calc(model, MTOK, 0, day)
+    per_output = _calc(model, 0, MTOK, day)
+    if base is None or per_input is None or per_output is None:
+        return None
+    fixed = base.total_price
+    return (
+        float(fixed),
+        float((per_input.total_price - fixed) / MTOK),
+        float((per_output.total_price - fixed) / MTOK),
+    )
+
+
 def _table_cost(model: str, input_tokens: int, output_tokens: int, day: int | None) -> float | None:
     """genai-prices' price of one call on `day` (days since the epoch; None: today)."""
+    rates = _rates(model, day)
+    if rates is None:
+        return None
+    if rates == TIERED:
+        found = _calc(model, input_tokens, output_tokens, day)
+        return None if found is None else float(found.total_price)
+    fixed, per_input, per_output = rates  # type: ignore[misc]
+    return fixed + input_tokens * per_input + output_tokens * per_output
+
+
+def _calc(model: str, input_tokens: int, output_tokens: int, day: int | None) -> Any:
+    """genai-prices' `PriceCalculation` for one call, or None when it knows no such model."""
     # Imported here: the table (its snapshot of every provider) loads on the first price,
     # not with every process that imports the collector.
     from genai_prices import Usage, calc_price
@@ -174,8 +219,7 @@ def _table_cost(model: str, input_tokens: int, output_tokens: int, day: int | No
         attempts.insert(0, {"model_ref": rest, "provider_id": provider})
     for kw in attempts:
         try:
-            found = calc_price(usage, genai_request_timestamp=when, **kw)
+            return calc_price(usage, genai_request_timestamp=when, **kw)
         except (LookupError, ValueError):
             continue
-        return float(found.total_price)
     return None
