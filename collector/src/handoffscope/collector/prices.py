@@ -198,10 +198,10 @@ def _table_cost(model: str, input_tokens: int, output_tokens: int, day: int | No
     rates = _rates(model, day)
     if rates is None:
         return None
-    if rates == TIERED:
+    if isinstance(rates, str):  # TIERED
         found = _calc(model, input_tokens, output_tokens, day)
         return None if found is None else float(found.total_price)
-    fixed, per_input, per_output = rates  # type: ignore[misc]
+    fixed, per_input, per_output = rates
     return fixed + input_tokens * per_input + output_tokens * per_output
 
 
