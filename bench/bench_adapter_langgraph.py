@@ -19,52 +19,22 @@ of the product; the ratio is what reading usage adds to an instrumented invocati
 from __future__ import annotations
 
 import argparse
-import itertools
 import time
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Any
 
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langchain_core.tools import InjectedToolCallId, tool
-from langgraph.graph import START, StateGraph, add_messages
-from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
-from langgraph.types import Command
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
 from overhead import (  # bench/ is on sys.path: these scripts run as files
     NullExporter,
     compare,
     report,
 )
-from typing_extensions import TypedDict
 
+from handoffscope.demo import langgraph_kit as kit
 from handoffscope.instrumentation import configure
 from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
 from handoffscope.instrumentation.langgraph.handler import HandoffCallbackHandler
-
-
-class State(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
-    active_agent: str
-
-
-_ids = itertools.count()
-
-
-def _call(name: str, **args: Any) -> AIMessage:
-    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}"}])
-
-
-@tool
-def transfer_to_billing(
-    state: Annotated[dict, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
-) -> Command:
-    """Hand the customer to billing."""
-    done = ToolMessage("transferred", tool_call_id=tool_call_id)
-    return Command(
-        goto="billing",
-        graph=Command.PARENT,
-        update={"messages": [*state["messages"], done], "active_agent": "billing"},
-    )
 
 
 @tool
@@ -73,36 +43,25 @@ def lookup_invoice(order_id: str) -> str:
     return f"invoice {order_id}: 80 EUR"
 
 
-def _agent(name: str, script: Iterator[AIMessage], tools: list) -> Any:
-    model = GenericFakeChatModel(messages=script)
-    g = StateGraph(State)
-    g.add_node("model", lambda s: {"messages": [model.invoke(s["messages"])]})
-    g.add_node("tools", ToolNode(tools))
-    g.add_edge(START, "model")
-    g.add_conditional_edges("model", tools_condition)
-    g.add_edge("tools", "model")
-    return g.compile(name=name)
-
-
 def build_graph() -> Any:
+    """The demo's swarm parts (`langgraph_kit`): triage may hand to billing only."""
+
     def triage_script() -> Iterator[AIMessage]:
         while True:
-            yield _call("transfer_to_billing")
+            yield kit.tool_call("transfer_to_billing", {"reason": "refund"})
 
     def billing_script() -> Iterator[AIMessage]:
         while True:
-            yield _call("lookup_invoice", order_id="A-1")
+            yield kit.tool_call("lookup_invoice", {"order_id": "A-1"})
             yield AIMessage("refund is on its way")
 
-    g = StateGraph(State)
-    g.add_node(
+    triage = kit.agent(
         "triage",
-        _agent("triage", triage_script(), [transfer_to_billing]),
-        destinations=("billing",),
+        [kit.handoff_tool("billing", note="transferred")],
+        kit.scripted_model(triage_script()),
     )
-    g.add_node("billing", _agent("billing", billing_script(), [lookup_invoice]))
-    g.add_edge(START, "triage")
-    return g.compile()
+    billing = kit.agent("billing", [lookup_invoice], kit.scripted_model(billing_script()))
+    return kit.swarm({"triage": triage, "billing": billing}, routes={"triage": ("billing",)})
 
 
 def one_round(graph: Any, n: int) -> float:

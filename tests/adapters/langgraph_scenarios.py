@@ -2,9 +2,12 @@
 
 The shape is LangGraph's swarm pattern: the root graph's nodes are agents, each a compiled
 subgraph (model node -> ToolNode -> model ...) whose handoff tools return
-`Command(goto=<agent>, graph=Command.PARENT, update=...)`. The chat model is langchain-core's
-`GenericFakeChatModel` replaying a script, so everything runs offline through the real
-runtime: callbacks on worker threads, ParentCommand bubbling, checkpoints, interrupts.
+`Command(goto=<agent>, graph=Command.PARENT, update=...)`. Its parts are the demo's
+(`handoffscope.demo.langgraph_kit`, shared with the demo and the bench); `call`, `say`,
+`handoff_tool`, `agent` and `swarm` here are those parts with the sentinel planted. The
+chat model is langchain-core's `GenericFakeChatModel` replaying a script, so everything
+runs offline through the real runtime: callbacks on worker threads, ParentCommand
+bubbling, checkpoints, interrupts.
 
 Every message, tool argument, tool output and state value carries `SENTINEL`, so a test
 can prove that none of it leaves the process.
@@ -19,13 +22,14 @@ from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
-from langchain_core.tools import InjectedToolCallId, tool
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
-from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict
 
+from handoffscope.demo import langgraph_kit as kit
+from handoffscope.demo.langgraph_kit import SwarmState
 from handoffscope.instrumentation.langgraph import wait_details
 
 SENTINEL = "SENTINEL-7f3a9c-do-not-export"
@@ -35,21 +39,13 @@ OWNER = "billing-lead"
 REASON = "refund_over_limit"
 
 
-class SupportState(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
-    active_agent: str
+class SupportState(SwarmState, total=False):
     customer_note: str
-
-
-_ids = itertools.count(1)
 
 
 def call(name: str, **args: Any) -> AIMessage:
     """A scripted model turn that calls one tool (unique id, sentinel in content and args)."""
-    return AIMessage(
-        content=f"calling {name} {SENTINEL}",
-        tool_calls=[{"name": name, "args": {**args}, "id": f"call_{next(_ids)}"}],
-    )
+    return kit.tool_call(name, args, content=f"calling {name} {SENTINEL}")
 
 
 def say(text: str = "") -> AIMessage:
@@ -57,29 +53,14 @@ def say(text: str = "") -> AIMessage:
 
 
 def handoff_tool(agent: str, *, close: bool = True, set_active: bool = True):
-    """A swarm-style handoff tool; `close=False` / `set_active=False` plant the bugs."""
-
-    @tool(f"transfer_to_{agent}")
-    def transfer(
-        reason: str,
-        state: Annotated[dict, InjectedState],
-        tool_call_id: Annotated[str, InjectedToolCallId],
-    ) -> Command:
-        """Hand the conversation to another agent."""
-        messages = list(state["messages"])
-        if close:
-            messages.append(
-                ToolMessage(
-                    f"transferred to {agent} because {reason} {SENTINEL}",
-                    tool_call_id=tool_call_id,
-                )
-            )
-        update: dict[str, Any] = {"messages": messages}
-        if set_active:
-            update["active_agent"] = agent
-        return Command(goto=agent, graph=Command.PARENT, update=update)
-
-    return transfer
+    """The kit's swarm handoff tool, its ToolMessage carrying the reason and the sentinel;
+    `close=False` / `set_active=False` plant the bugs."""
+    return kit.handoff_tool(
+        agent,
+        close=close,
+        move_control=set_active,
+        note="transferred to {to} because {reason} " + SENTINEL,
+    )
 
 
 @tool
@@ -88,46 +69,31 @@ def lookup_invoice(order_id: str) -> str:
     return f"invoice for {order_id}: 80 EUR {SENTINEL}"
 
 
+def approve(state: SupportState) -> dict:
+    """The approval step after billing's answer: a human must say yes (`interrupt()`)."""
+    answer = interrupt(
+        {
+            "question": f"refund 80 EUR? {SENTINEL}",
+            **wait_details(owner=OWNER, reason=REASON, deadline=time.time() + 3600),
+        }
+    )
+    return {"messages": [say(f"approval was {answer!r}")]}
+
+
 def agent(name: str, script: Iterator[AIMessage], tools: list, *, approval: bool = False):
-    """An agent subgraph: scripted model, ToolNode, and optionally an approval step."""
-    # disable_streaming: the fake model drops tool calls when streamed (stream_mode="messages"
-    # or astream_events would make it stream); real chat models stream them fine.
-    model = GenericFakeChatModel(messages=script, disable_streaming=True)
-
-    def call_model(state: SupportState) -> dict:
-        return {"messages": [model.invoke(state["messages"])]}
-
-    g = StateGraph(SupportState)
-    g.add_node("model", call_model)
-    g.add_node("tools", ToolNode(tools))
-    g.add_edge(START, "model")
-    if approval:
-
-        def approve(state: SupportState) -> dict:
-            answer = interrupt(
-                {
-                    "question": f"refund 80 EUR? {SENTINEL}",
-                    **wait_details(owner=OWNER, reason=REASON, deadline=time.time() + 3600),
-                }
-            )
-            return {"messages": [say(f"approval was {answer!r}")]}
-
-        g.add_node("approve", approve)
-        g.add_conditional_edges("model", tools_condition, {"tools": "tools", END: "approve"})
-        g.add_edge("approve", END)
-    else:
-        g.add_conditional_edges("model", tools_condition)
-    g.add_edge("tools", "model")
-    return g.compile(name=name)
+    """An agent subgraph: scripted model, ToolNode, and optionally the approval step."""
+    return kit.agent(
+        name,
+        tools,
+        kit.scripted_model(script),
+        on_answer=approve if approval else None,
+        schema=SupportState,
+    )
 
 
 def swarm(agents: dict[str, Any], *, checkpointer: Any = None):
     """Root graph: one node per agent, all may hand off to all; START goes to triage."""
-    g = StateGraph(SupportState)
-    for name, sub in agents.items():
-        g.add_node(name, sub, destinations=tuple(a for a in agents if a != name))
-    g.add_edge(START, "triage")
-    return g.compile(checkpointer=checkpointer)
+    return kit.swarm(agents, checkpointer=checkpointer, schema=SupportState)
 
 
 def first_input() -> dict:
@@ -682,8 +648,8 @@ def supervisor_parallel_handoffs():
     both = AIMessage(
         content=f"asking both {SENTINEL}",
         tool_calls=[
-            {"name": "transfer_to_billing", "args": {}, "id": f"call_{next(_ids)}"},
-            {"name": "transfer_to_refunds", "args": {}, "id": f"call_{next(_ids)}"},
+            {"name": "transfer_to_billing", "args": {}, "id": kit.call_id()},
+            {"name": "transfer_to_refunds", "args": {}, "id": kit.call_id()},
         ],
     )
     billing = create_react_agent(scripted([say("billing checked")]), tools=[], name="billing")

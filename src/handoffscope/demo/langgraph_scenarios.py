@@ -6,7 +6,9 @@ compiled subgraph (model -> `ToolNode` -> model ...) whose handoff tools return
 `Command(goto=<agent>, graph=Command.PARENT, update=...)`. The routing the graph declares
 (`add_node(..., destinations=...)`) is: triage -> billing | refunds; billing -> refunds |
 escalation; refunds -> billing | escalation. Triage also carries a `transfer_to_escalation`
-tool that the routing never got — the config drift behind `undeclared_route`.
+tool that the routing never got — the config drift behind `undeclared_route`. The parts
+(state, handoff tool and its bad releases, agent subgraph, root graph) are `langgraph_kit`'s,
+shared with the adapter tests and the overhead bench.
 
 The chat model is chosen per call, LangGraph's "configurable model" idiom: each agent's
 model node takes `config["configurable"]["models"][agent]`, here a langchain-core
@@ -49,20 +51,19 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Annotated, Any
+from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import InjectedToolCallId, tool
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
-from langgraph.graph import START, StateGraph, add_messages
-from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command, interrupt
-from typing_extensions import TypedDict
 
 from handoffscope.demo import desk
+from handoffscope.demo import langgraph_kit as kit
 from handoffscope.demo.desk import (
     APPROVERS,
     DECIDED_WINDOW_S,
@@ -119,12 +120,6 @@ MAX_PARKED_THREADS = 500
 # -- the support desk ---------------------------------------------------------------------
 
 
-class DeskState(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
-    active_agent: str
-    """Who holds the customer; handoff tools must move it."""
-
-
 lookup_invoice = tool(desk.lookup_invoice)
 create_refund = tool(desk.create_refund)
 
@@ -158,41 +153,9 @@ WORK_TOOLS: dict[str, list[Any]] = {
 }
 
 
-def _handoff_tool(to: str, *, close: bool = True, move_control: bool = True) -> Any:
-    """The swarm handoff. `close=False` / `move_control=False` are the bad releases."""
-
-    @tool(f"transfer_to_{to}")
-    def transfer(
-        reason: str,
-        state: Annotated[dict, InjectedState],
-        tool_call_id: Annotated[str, InjectedToolCallId],
-    ) -> Command:
-        """Hand the customer to another team."""
-        messages = list(state["messages"])
-        if close:
-            messages.append(ToolMessage(f"Transferred to {to}.", tool_call_id=tool_call_id))
-        update: dict[str, Any] = {"messages": messages}
-        if move_control:
-            update["active_agent"] = to
-        return Command(goto=to, graph=Command.PARENT, update=update)
-
-    return transfer
-
-
-def _agent(name: str, tools: list[Any]) -> Any:
-    """One agent: its run's scripted model, its tools, back to the model until it answers."""
-
-    def call_model(state: DeskState, config: RunnableConfig) -> dict:
-        model = config["configurable"]["models"][name]
-        return {"messages": [model.invoke(state["messages"])]}
-
-    g = StateGraph(DeskState)
-    g.add_node("model", call_model)
-    g.add_node("tools", ToolNode(tools))
-    g.add_edge(START, "model")
-    g.add_conditional_edges("model", tools_condition)
-    g.add_edge("tools", "model")
-    return g.compile(name=name)
+def _model_of_run(name: str) -> Callable[[RunnableConfig], BaseChatModel]:
+    """Where `name`'s model node finds its model: in the run's config (see `_config`)."""
+    return lambda config: config["configurable"]["models"][name]
 
 
 CHECKPOINTER = InMemorySaver()
@@ -202,35 +165,26 @@ CHECKPOINTER = InMemorySaver()
 @functools.cache
 def _desk(fault: str | None = None) -> Any:
     """The compiled desk; `fault` names the bad release of triage's handoff tools, if any."""
-    g = StateGraph(DeskState)
+    agents = {}
     for name, targets in HANDOFF_TOOLS.items():
         buggy = name == "triage"
         handoffs = [
-            _handoff_tool(
+            kit.handoff_tool(
                 to,
                 close=not (buggy and fault == "unclosed_tool_call"),
                 move_control=not (buggy and fault == "control_not_moved"),
             )
             for to in targets
         ]
-        g.add_node(name, _agent(name, WORK_TOOLS[name] + handoffs), destinations=ROUTES[name])
-    g.add_edge(START, "triage")
-    return g.compile(checkpointer=CHECKPOINTER)
+        agents[name] = kit.agent(name, WORK_TOOLS[name] + handoffs, _model_of_run(name))
+    return kit.swarm(agents, routes=ROUTES, checkpointer=CHECKPOINTER)
 
 
 # -- scripts --------------------------------------------------------------------------------
 
 
-def _call(tool_name: str, **args: Any) -> AIMessage:
-    return AIMessage("", tool_calls=[{"name": tool_name, "args": args, "id": _call_id()}])
-
-
-def _call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:12]}"
-
-
 def _transfer(to: str, reason: str = "customer_request") -> AIMessage:
-    return _call(f"transfer_to_{to}", reason=reason)
+    return kit.tool_call(f"transfer_to_{to}", {"reason": reason})
 
 
 def _order(rng: random.Random) -> str:
@@ -240,10 +194,11 @@ def _order(rng: random.Random) -> str:
 def _work(agent: str, rng: random.Random) -> AIMessage:
     """One tool call typical of `agent`."""
     if agent == "billing":
-        return _call("lookup_invoice", invoice_id=f"INV-{rng.randrange(10**5)}")
+        return kit.tool_call("lookup_invoice", {"invoice_id": f"INV-{rng.randrange(10**5)}"})
     if agent == "refunds":
-        return _call("create_refund", order_id=_order(rng), amount_eur=float(rng.randrange(5, 80)))
-    return _call("open_ticket", priority=rng.choice(("p2", "p3")))
+        refund = {"order_id": _order(rng), "amount_eur": float(rng.randrange(5, 80))}
+        return kit.tool_call("create_refund", refund)
+    return kit.tool_call("open_ticket", {"priority": rng.choice(("p2", "p3"))})
 
 
 DEMO_MODEL = "gpt-4o-mini"
@@ -266,12 +221,7 @@ def _reported(script: Iterable[AIMessage], rng: random.Random) -> Iterator[AIMes
 def _models(
     turns: Mapping[str, Iterable[AIMessage]], rng: random.Random
 ) -> dict[str, GenericFakeChatModel]:
-    # disable_streaming: the fake model drops tool calls when it streams (stream_mode
-    # "messages" would make it); a real chat model streams them fine.
-    return {
-        agent: GenericFakeChatModel(messages=_reported(script, rng), disable_streaming=True)
-        for agent, script in turns.items()
-    }
+    return {agent: kit.scripted_model(_reported(script, rng)) for agent, script in turns.items()}
 
 
 def _path_turns(path: tuple[str, ...], rng: random.Random) -> dict[str, list[AIMessage]]:
@@ -407,7 +357,9 @@ def _approval(
         {
             "triage": [_transfer("refunds", "refund_request")],
             "refunds": [
-                _call("create_large_refund", order_id=_order(rng), amount_eur=amount),
+                kit.tool_call(
+                    "create_large_refund", {"order_id": _order(rng), "amount_eur": amount}
+                ),
                 AIMessage("Done: your refund is on its way."),  # after the approval
             ],
         },
