@@ -217,3 +217,92 @@ def test_openai_agents_shape_is_unchanged() -> None:
         "billing",
     )
     assert all(sc.GEN_AI_CONVERSATION_ID not in e for e in evidence)
+
+
+def usages(evidence: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            e.get(sc.GEN_AI_AGENT_NAME),
+            e.get(sc.GEN_AI_USAGE_INPUT_TOKENS),
+            e.get(sc.GEN_AI_USAGE_OUTPUT_TOKENS),
+            e[sc.USAGE_MODEL_CALLS],
+            e.get(sc.GEN_AI_REQUEST_MODEL),
+        )
+        for e in evidence
+        if e["name"] == sc.SPAN_USAGE
+    ]
+
+
+def llm(parent: Span, model: str, prompt: int | None = 10, completion: int = 5) -> Span:
+    tokens: dict[str, Any] = {"llm__token_count__completion": completion}
+    if prompt is not None:
+        tokens["llm__token_count__prompt"] = prompt
+    return span(
+        "InferenceClientModel.generate",
+        parent,
+        openinference__span__kind="LLM",
+        llm__model_name=model,
+        llm__token_count__total=(prompt or 0) + completion,
+        input__value="SECRET",
+        **tokens,
+    )
+
+
+def test_smolagents_llm_spans_are_usage_of_their_agent_and_agent_totals_are_not() -> None:
+    # Shapes read off a real export: each `<name>.run` AGENT span carries its calls' total
+    # (`llm.token_count.*`) again; only the LLM spans count.
+    manager = span(
+        "CodeAgent.run",
+        end=9000,
+        openinference__span__kind="AGENT",
+        smolagents__max_steps=20,
+        smolagents__managed_agents__0__name="web_search_agent",
+        llm__token_count__prompt=20,
+        llm__token_count__completion=10,
+    )
+    step = span("Step 1", manager, openinference__span__kind="CHAIN")
+    worker = span(
+        "web_search_agent.run",
+        step,
+        openinference__span__kind="AGENT",
+        smolagents__max_steps=10,
+        llm__token_count__prompt=10,
+        llm__token_count__completion=5,
+    )
+    inner_step = span("Step 1", worker, openinference__span__kind="CHAIN")
+    spans = (
+        manager,
+        step,
+        llm(step, "scripted-manager"),
+        worker,
+        inner_step,
+        llm(inner_step, "scripted-web", prompt=None),
+    )
+    evidence = translate(SCOPE_SMOLAGENTS, *spans)
+    assert usages(evidence) == [
+        ("CodeAgent", 10, 5, 1, "scripted-manager"),
+        ("web_search_agent", None, 5, 1, "scripted-web"),  # not reported: absent, not 0
+    ]
+    assert "SECRET" not in repr(evidence)
+
+
+def test_agno_llm_span_is_usage_of_the_agent_by_its_name() -> None:
+    team, _tool, member = agno_team()
+    evidence = translate(SCOPE_AGNO, team, member, llm(member, "gpt-4o"), llm(team, "gpt-4o"))
+    assert usages(evidence) == [
+        ("Planner", 10, 5, 1, "gpt-4o"),  # graph.node.name, not the opaque node id
+        ("Planning Team", 10, 5, 1, "gpt-4o"),
+    ]
+
+
+def test_llm_span_without_its_agent_names_none_and_a_root_one_is_no_run() -> None:
+    team, _tool, member = agno_team()
+    # Its agent's span went in another export (one span per export): the call still
+    # counts, in the run's last leg (no agent named).
+    assert usages(translate(SCOPE_AGNO, llm(member, "gpt-4o"))) == [(None, 10, 5, 1, "gpt-4o")]
+    # A lone call outside any agent run: no evidence at all (not even the run's end).
+    lone = span("OpenAIChat.invoke", openinference__span__kind="LLM", llm__token_count__prompt=3)
+    assert translate(SCOPE_AGNO, lone) == []
+    # A model name that is a sentence is left out, the counts kept.
+    evidence = translate(SCOPE_AGNO, team, llm(team, "a model with spaces"))
+    assert usages(evidence) == [("Planning Team", 10, 5, 1, None)]

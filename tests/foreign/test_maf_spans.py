@@ -15,6 +15,10 @@ Then:
 - each run reads, through the query API, as a careful human reading those spans would
   judge it (docs/foreign-spans.md says what MAF's spans cannot show);
 - every span the driver ended reached the collector, and none was refused;
+- the run's usage is what the scripted clients reported (`PER_CALL` in each answered
+  call's `ChatResponse.usage_details`), summed per run and per handoff leg from the `chat`
+  spans only (`invoke_agent` carries its calls' total again: never added); a call that
+  raised counts as a call with no tokens;
 - the sentinel is in no API answer, not in /metrics, not in the collector's log, in no
   byte of any file the collector left and in no stored value.
 
@@ -27,6 +31,7 @@ import json
 from typing import Any
 
 import pytest
+from foreign_support import check_usage
 from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import semconv as sc
@@ -41,6 +46,8 @@ TB, BT = ("triage", "billing"), ("billing", "triage")
 # baseline (any OTEL_SEMCONV_STABILITY_OPT_IN without `gen_ai_latest_experimental`) in
 # log records sent to /v1/logs, off the spans. The spans' structure is the same.
 VARIANTS = {"latest": {}, "baseline": {"OTEL_SEMCONV_STABILITY_OPT_IN": "http"}}
+PER_CALL = (10, 5)  # (input, output) tokens every answered scripted call reports
+MODEL = "scripted-model"  # the scripted responses' `model` (MAF's `gen_ai.response.model`)
 
 
 def check_runs(collector: Any, runs_expected: int) -> list[dict[str, Any]]:
@@ -107,6 +114,8 @@ def test_healthy_handoff(
     assert hops(judged) == [(*TB, sc.HEALTHY)]
     assert judged["handoffs"][0]["boundaries"]["destination"] == sc.PASSED
     assert (judged["path"], judged["final_agent"]) == (list(TB), "billing")
+    assert result["calls"] == ["triage", "triage", "billing"], result  # lookup, handoff, answer
+    check_usage(judged, result["calls"], PER_CALL, model=MODEL)
     content_free(collector, run, [judged])
 
 
@@ -137,6 +146,10 @@ def test_pingpong_to_the_superstep_limit_is_a_loop(
     started = [h["destination_started"] for h in judged["handoffs"]]
     assert started == [True] * (len(sent) - 1) + [None], started
     assert judged["handoffs"][-1]["boundaries"]["destination"] == sc.UNKNOWN
+    # One call per agent turn; the last handoff's leg has none (its destination never ran).
+    assert len(result["calls"]) == len(sent), result
+    check_usage(judged, result["calls"], PER_CALL, model=MODEL)
+    assert judged["handoffs"][-1]["usage"] is None
     content_free(collector, run, [judged])
 
 
@@ -160,6 +173,11 @@ def test_undeclared_handoff_is_refused_by_maf_before_any_span_shows_it(
             [],
         ), judged
     assert first["final_agent"] == "triage"
+    # Both of triage's calls (the refused handoff, then the question) are the first run's;
+    # ending the conversation calls no model: the second run reports no usage (null, not 0).
+    assert result["calls"] == ["triage", "triage"], result
+    check_usage(first, result["calls"], PER_CALL, model=MODEL)
+    assert second["usage"] is None, second
     content_free(collector, run, [first, second])
 
 
@@ -183,4 +201,11 @@ def test_receiver_crash_fails_the_run_not_the_handoff(
     ), judged
     assert hops(judged) == [(*TB, sc.HEALTHY)]
     assert judged["handoffs"][0]["destination_started"] is True
+    # billing's second call raised: its `chat` span (status error) reports no tokens but is
+    # still a model call, in billing's leg.
+    assert (result["calls"], result["raised"]) == (["triage", "billing"], ["billing"]), result
+    tokens = (PER_CALL[0] * 2, PER_CALL[1] * 2)
+    usage, leg = judged["usage"], judged["handoffs"][0]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["model_calls"]) == (*tokens, 3)
+    assert (leg["input_tokens"], leg["output_tokens"], leg["model_calls"]) == (*PER_CALL, 2)
     content_free(collector, run, [judged])

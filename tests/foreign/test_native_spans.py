@@ -16,6 +16,10 @@ JSON blobs). Then:
   its last request — back to an agent that already held control, right after another
   return — never ran: the run was cut while cycling, a loop too);
 - every span the driver ended reached the collector (`spans_received_total`);
+- the run's usage is what the scripted models reported (`PER_CALL` on each model call,
+  summed per run and per handoff leg from the `handoff.usage` spans translated from ADK's
+  `generate_content` and Strands' `chat` spans); AutoGen traces no model call, so its usage
+  is null (not reported), never 0;
 - the sentinel is in no API answer, not in /metrics, not in the collector's log;
 - after the collector stops (file checkpointed), the sentinel is in no byte of any file it
   left, and in no text column of any table read back through DuckDB.
@@ -30,6 +34,7 @@ import json
 from typing import Any
 
 import pytest
+from foreign_support import check_usage
 from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import semconv as sc
@@ -55,6 +60,7 @@ H, LOOP, DNS = sc.HEALTHY, sc.LOOP, sc.DESTINATION_NOT_STARTED
 TB, BT = ("triage", "billing"), ("billing", "triage")
 LABELS = {"adk": "Google ADK", "strands": "Strands", "autogen": "AutoGen"}
 NOT_SEEN = {"route", "control", "tool_protocol", "context"}
+PER_CALL = (10, 5)  # (input, output) tokens every scripted model call reports
 # (framework, scenario) -> run verdict, run status, loop, [(from, to, handoff verdict)]
 EXPECTED: dict[tuple[str, str], tuple[str, str, bool, list[tuple[Any, Any, str]]]] = {
     ("adk", "healthy"): (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, False, [(*TB, H)]),
@@ -123,6 +129,21 @@ def check_verdicts(collector: Any, framework: str, scenario: str) -> list[Any]:
     return [runs, run]
 
 
+def check_run_usage(framework: str, run: dict[str, Any], result: dict[str, Any]) -> None:
+    """The run's usage, from the model-call spans only: an agent span's total of its calls
+    (Strands' `invoke_agent` carries one) is never added in (docs/foreign-spans.md, "Usage")."""
+    if framework == "autogen":
+        # AutoGen traces agents and tools, not model calls: nothing reported, so null.
+        assert run["usage"] is None, run
+        assert all(h["usage"] is None for h in run["handoffs"]), run["handoffs"]
+        return
+    calls = result["calls"]
+    # The driver's account: every agent that held control called its model.
+    assert set(calls) >= set(result["authors"]), result
+    top = max(calls, key=calls.count)  # ties: the first reported, as the judge
+    check_usage(run, calls, PER_CALL, model=f"scripted-{top}")
+
+
 def check_outcome(framework: str, scenario: str, result: dict[str, Any]) -> None:
     """What the scenario must have done, by the framework's own account."""
     authors = result["authors"]
@@ -170,6 +191,7 @@ def test_sentinel_absent_everywhere(
     assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
     assert collector.metric("handoffscope_spans_rejected_total") == 0  # absorbed, not refused
     read = check_verdicts(collector, framework, scenario)
+    check_run_usage(framework, read[1], run.result)
     # The service name is stored whatever the scenario (a tool that fails in triage ends
     # the ADK run before billing ever runs).
     assert_content_free(
@@ -207,6 +229,11 @@ def test_adk_resume_is_a_second_run_of_the_same_conversation(
         "billing",
         [],
     )
+    # Each invocation's calls are its own run's: triage's transfer and billing's answer,
+    # then billing's second answer.
+    assert run.result["calls"] == ["triage", "billing", "billing"], run.result
+    check_usage(first, ["triage", "billing"], PER_CALL, model="scripted-triage")
+    check_usage(second, ["billing"], PER_CALL, model="scripted-billing")
     for r in runs:
         assert r["conversation_ids"] == [conversation]
         assert r["source"] == "adk"

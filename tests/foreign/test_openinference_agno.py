@@ -19,6 +19,13 @@ way; what a careful human reading those spans would say:
 - crash (the leader's model raises after Planner answered): the team's run ended in
   error — `run_failed`, status `failed`; the delegation before it is healthy.
 
+In each, the run's usage is what the scripted model service reported (`PER_CALL` per
+answered call, `ChatCompletionOutput.usage`), summed from OpenInference's `LLM` spans
+(`HuggingFace.invoke`: the models are Agno's stock `HuggingFace` with a scripted client,
+because OpenInference traces only the model classes `agno.models` defines); a call that
+raised counts as a call with no tokens. The team's and members' `AGENT` spans are never
+read for it.
+
 A ping-pong is not produced: members of an Agno team never hand control to each other
 (every delegation returns to the leader), and no team setting stops a run at a turn limit
 with a mark on any span (docs/foreign-spans.md).
@@ -67,6 +74,9 @@ AUTHORS = {
     "crash": ["Planning Team", "Planner", "Planner", "Planning Team"],
 }
 AUTHORS["error"] = AUTHORS["coordinate"]
+PER_CALL = (10, 5)  # (input, output) tokens every answered scripted call reports
+# scenario -> whose scripted call raised (its `LLM` span: a call, no token counts)
+RAISED = {"route": [], "coordinate": [], "error": ["Writer"], "crash": ["Planning Team"]}
 
 
 def check_verdicts(collector: Any, scenario: str) -> list[Any]:
@@ -100,6 +110,21 @@ def check_verdicts(collector: Any, scenario: str) -> list[Any]:
     return [runs, run, found, edges]
 
 
+def check_run_usage(run: dict[str, Any], scenario: str) -> None:
+    """The run's usage from the `LLM` spans only: every call counts, the answered ones
+    with `PER_CALL` tokens. No per-leg check: a member's run is a delegation, which gives
+    no leg (its calls are the team's work, in the team's leg)."""
+    authors = AUTHORS[scenario]
+    answered = len(authors) - len(RAISED[scenario])
+    usage = run["usage"]
+    assert usage is not None, run
+    got = (usage["input_tokens"], usage["output_tokens"], usage["model_calls"])
+    assert got == (PER_CALL[0] * answered, PER_CALL[1] * answered, len(authors)), usage
+    top = max(authors, key=authors.count)  # ties: the first reported, as the judge
+    assert usage["model"] == "scripted-" + top.replace(" ", "-"), usage
+    assert all(h["usage"] is None for h in run["handoffs"]), run["handoffs"]
+
+
 @pytest.mark.parametrize("export", EXPORTS)
 @pytest.mark.parametrize("scenario", list(EXPECTED))
 def test_agno_team_judged_and_content_free(
@@ -110,9 +135,11 @@ def test_agno_team_judged_and_content_free(
     assert run.result["flushed"] is True and run.result["error"] is None, run.result
     assert run.result["authors"] == AUTHORS[scenario], run.result
     assert run.result["status"] == EXPECTED[scenario][4], run.result
+    assert run.result["raised"] == RAISED[scenario], run.result
     assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
     assert collector.metric("handoffscope_spans_rejected_total") == 0  # absorbed, not refused
     read = check_verdicts(collector, scenario)
+    check_run_usage(read[1], scenario)
     # The random tail alone: a store that kept a fragment (truncated, re-encoded) is caught too.
     tail = run.sentinel.rsplit("-", 1)[1]
     assert_content_free(

@@ -22,6 +22,10 @@ collector subprocess — one span per export as OpenInference's quickstart does
   in; the manager's own run span never ends either, so the delegation is seen from the
   managed agent's side only: it started, its sender unknown.
 
+In each, the run's usage is what the scripted model service reported (`PER_CALL` per
+answered call, `ChatCompletionOutput.usage`), summed from OpenInference's `LLM` spans
+(`InferenceClientModel.generate`); a call that raised counts as a call with no tokens.
+
 A ping-pong is not produced: a managed agent cannot hand control on (every call returns
 to its manager), and `max_steps` ends a run with an answer and an OK span (nothing marks
 it; docs/foreign-spans.md).
@@ -56,6 +60,9 @@ EXPECTED: dict[str, tuple[str, str, str | None, list[tuple[Any, str, str, str]],
     "error": (sc.UNVERIFIED, sc.RUN_STATUS_COMPLETED, "CodeAgent", [], None),
     "crash": (sc.RUN_FAILED, sc.RUN_STATUS_FAILED, None, UNSENT, "AgentGenerationError"),
 }
+PER_CALL = (10, 5)  # (input, output) tokens every answered scripted call reports
+# scenario -> whose scripted call raised (its `LLM` span: a call, no token counts)
+RAISED = {"delegate": [], "error": ["web_search_agent"], "crash": ["manager"]}
 AUTHORS = {
     "delegate": ["manager", *["web_search_agent"] * 3, "manager"],
     "error": ["manager", "web_search_agent", "manager"],
@@ -94,6 +101,22 @@ def check_verdicts(collector: Any, scenario: str, export: str) -> list[Any]:
     return [runs, run, edges]
 
 
+def check_run_usage(run: dict[str, Any], scenario: str) -> None:
+    """The run's usage from the `LLM` spans only (`<name>.run` agent spans carry their
+    calls' total again: never added): every call counts, the answered ones with
+    `PER_CALL` tokens. No per-leg check: a managed agent's run is a delegation, which gives
+    no leg (its calls are its manager's work)."""
+    calls = len(AUTHORS[scenario])
+    answered = calls - len(RAISED[scenario])
+    usage = run["usage"]
+    assert usage is not None, run
+    got = (usage["input_tokens"], usage["output_tokens"], usage["model_calls"])
+    assert got == (PER_CALL[0] * answered, PER_CALL[1] * answered, calls), usage
+    authors = AUTHORS[scenario]
+    assert usage["model"] == f"scripted-{max(authors, key=authors.count)}", usage
+    assert all(h["usage"] is None for h in run["handoffs"]), run["handoffs"]
+
+
 @pytest.mark.parametrize("export", EXPORTS)
 @pytest.mark.parametrize("scenario", list(EXPECTED))
 def test_smolagents_managed_agent_judged_and_content_free(
@@ -104,9 +127,11 @@ def test_smolagents_managed_agent_judged_and_content_free(
     assert run.result["flushed"] is True, run.result
     assert run.result["authors"] == AUTHORS[scenario], run.result
     assert run.result["error"] == EXPECTED[scenario][4], run.result
+    assert run.result["raised"] == RAISED[scenario], run.result
     assert collector.metric("handoffscope_spans_received_total") == run.result["spans"]
     assert collector.metric("handoffscope_spans_rejected_total") == 0  # absorbed, not refused
     read = check_verdicts(collector, scenario, export)
+    check_run_usage(read[1], scenario)
     # The random tail alone: a store that kept a fragment (truncated, re-encoded) is caught too.
     tail = run.sentinel.rsplit("-", 1)[1]
     assert_content_free(

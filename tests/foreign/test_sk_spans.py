@@ -36,6 +36,7 @@ import json
 from typing import Any
 
 import pytest
+from foreign_support import check_usage
 from support.privacy import assert_content_free
 
 from handoffscope.collector.processor.translate.semantic_kernel import SemanticKernelTranslator
@@ -53,6 +54,7 @@ CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.tool.call.arguments")
 TRIAGE, REFUND = "TriageAgent", "RefundAgent"
 TR, RT = (TRIAGE, REFUND), (REFUND, TRIAGE)
 H, DNS = sc.HEALTHY, sc.DESTINATION_NOT_STARTED
+PER_CALL = (10, 5)  # (input, output) tokens every answered scripted request reports
 NOT_SEEN = {sc.BOUNDARY_CONTROL, sc.BOUNDARY_TOOL_PROTOCOL, sc.BOUNDARY_CONTEXT}
 # scenario -> run verdict, run status, loop, final agent, [(from, to, handoff verdict)]
 EXPECTED: dict[str, tuple[str, str | None, bool, str, list[tuple[str, str, str]]]] = {
@@ -122,6 +124,23 @@ def check_verdicts(collector: Any, scenario: str) -> list[Any]:
     return [runs, run]
 
 
+def check_run_usage(run: dict[str, Any], result: dict[str, Any]) -> None:
+    """The run's usage, from the `chat` spans only (each agent's `invoke_agent` is never
+    read for it), each placed in the leg of the agent whose invocation it ran under — with
+    or without the app's span (then across SK's per-message traces)."""
+    calls, raised = result["calls"], result["raised"]
+    if not raised:
+        top = max(calls, key=calls.count)  # ties: the first reported, as the judge
+        check_usage(run, calls, PER_CALL, model=f"scripted-{top}")
+        return
+    # crash: RefundAgent's request raised — its `chat` span (status error) reports no
+    # tokens but is still a call, in RefundAgent's leg.
+    assert (calls, raised) == ([TRIAGE], [REFUND]), result
+    usage, leg = run["usage"], run["handoffs"][0]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["model_calls"]) == (*PER_CALL, 2)
+    assert (leg["input_tokens"], leg["output_tokens"], leg["model_calls"]) == (None, None, 1), leg
+
+
 def check_run_and_privacy(collector: Any, run: Any, scenario: str, app_span: bool) -> None:
     """Everything one scenario's collector must show, with or without the app's span."""
     check_outcome(scenario, run.result)
@@ -145,6 +164,7 @@ def check_run_and_privacy(collector: Any, run: Any, scenario: str, app_span: boo
     dropped = {d["attribute"] for d in drops}
     assert {f"semantic_kernel:{key}" for key in CONTENT_KEYS} <= dropped, dropped
     verdicts = check_verdicts(collector, scenario)
+    check_run_usage(verdicts[1], run.result)
     run_id = verdicts[1]["run_id"]
     # With the app's span the run is its trace; without, every agent turn is a trace of
     # its own and the run is the orchestration's topic (the translator's module docstring).

@@ -64,6 +64,13 @@ def text(value: str) -> types.Part:
     return types.Part(text=value)
 
 
+INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
+"""What every scripted model call reports (`LlmResponse.usage_metadata`, which ADK's tracer
+puts on the call's `generate_content` span as `gen_ai.usage.*`); the test sums them."""
+CALLS: list[str] = []
+"""Whose model was called, in call order (the test's per-leg account of the usage)."""
+
+
 class ScriptedLlm(BaseLlm):
     """One agent's model: answers the next scripted turn (the last one repeats)."""
 
@@ -78,7 +85,15 @@ class ScriptedLlm(BaseLlm):
         # A copy: ADK writes the call id into the Part it is given, and a reused Part would
         # carry the first call's id into every later call.
         part = part.model_copy(deep=True)
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+        CALLS.append(self.model.removeprefix("scripted-"))
+        yield LlmResponse(
+            content=types.Content(role="model", parts=[part]),
+            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=INPUT_TOKENS,
+                candidates_token_count=OUTPUT_TOKENS,
+                total_token_count=INPUT_TOKENS + OUTPUT_TOKENS,
+            ),
+        )
 
 
 FAILED_ONCE: list[bool] = []
@@ -158,7 +173,13 @@ async def main() -> dict[str, Any]:
                     invocations[-1].append(event.author)
     except (LlmCallsLimitExceededError, RuntimeError) as exc:
         error = type(exc).__name__
-    result = {"framework": "adk", "scenario": SCENARIO, "authors": authors, "error": error}
+    result = {
+        "framework": "adk",
+        "scenario": SCENARIO,
+        "authors": authors,
+        "calls": CALLS,
+        "error": error,
+    }
     if SCENARIO == "resume":
         result.update(conversation=session.id, invocations=invocations)
     return result

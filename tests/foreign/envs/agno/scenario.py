@@ -4,9 +4,9 @@
         ENV_PYTHON tests/foreign/envs/agno/scenario.py {route,coordinate,error,crash}
 
 Agno's own cookbook teams (agno-agi/agno `cookbook/03_teams/01_quickstart/`), each model
-replaced by a scripted one (`ScriptedModel`: a subclass of `agno.models.base.Model`, the
-documented extension point, returning `ModelResponse`s from a fixed script, never touching
-the network), traced as OpenInference's Agno docs say: `AgnoInstrumentor().instrument()`
+is Agno's stock `HuggingFace` model with a scripted client (`ScriptedClient`, its `client=`:
+answers from a fixed script with the hub's own response type, usage included, never
+touching the network), traced as OpenInference's Agno docs say: `AgnoInstrumentor().instrument()`
 with the global tracer provider exporting OTLP/HTTP — one span per export as in the
 quickstart (`SimpleSpanProcessor`), or batched, by `$HANDOFFSCOPE_OI_EXPORT` (oi_export.py).
 OpenInference records content by default (no `TraceConfig` given: inputs, outputs,
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -52,57 +52,88 @@ from openinference.instrumentation.agno import AgnoInstrumentor  # noqa: E402
 AgnoInstrumentor().instrument()
 
 from agno.agent import Agent  # noqa: E402
-from agno.models.base import Model  # noqa: E402
-from agno.models.response import ModelResponse  # noqa: E402
+from agno.models.huggingface import HuggingFace  # noqa: E402
 from agno.team import Team, TeamMode  # noqa: E402
+from huggingface_hub import (  # noqa: E402
+    ChatCompletionOutput,
+    ChatCompletionOutputComplete,
+    ChatCompletionOutputFunctionDefinition,
+    ChatCompletionOutputMessage,
+    ChatCompletionOutputToolCall,
+    ChatCompletionOutputUsage,
+)
 
 Turn = tuple[str, Any]  # ("text", str), ("tool", (name, arguments)) or ("raise", message)
 AUTHORS: list[str] = []
 """Which scripted model answered, in order (the driver's account of who held control)."""
+RAISED: list[str] = []
+"""Whose call raised (its `LLM` span ends in error with no token counts: still a call)."""
+INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
+"""What every answered scripted call reports (`ChatCompletionOutput.usage`); the test sums them."""
 
 
-class ScriptedModel(Model):
-    """One agent's model: each call returns the next scripted turn (a tool call or text)."""
+class _Completions:
+    def __init__(self, client: ScriptedClient) -> None:
+        self.create = client.chat_completion
+
+
+class ScriptedClient:
+    """One agent's model service: each chat completion answers the next scripted turn.
+
+    Stands in for the `huggingface_hub.InferenceClient` Agno's `HuggingFace` model calls
+    (its `client=` field: a pre-configured client), and answers with the hub's own
+    `ChatCompletionOutput`, usage included. The model is then a stock `HuggingFace`, one of
+    the `agno.models` classes OpenInference instruments (it wraps the model classes
+    `agno.models` defines, not an app's own `Model` subclass): its `<name>.invoke` spans
+    (`LLM`) carry the call's `llm.token_count.*`.
+    """
 
     def __init__(self, name: str, script: list[Turn]) -> None:
-        super().__init__(id=f"scripted-{name}", name="Scripted", provider="Scripted")
         self._agent = name
         self._script = script
         self._calls = 0
+        self.chat = SimpleNamespace(completions=_Completions(self))
 
-    def _next(self) -> ModelResponse:
+    def chat_completion(self, **kwargs: Any) -> ChatCompletionOutput:
         kind, value = self._script[min(self._calls, len(self._script) - 1)]
         self._calls += 1
         AUTHORS.append(self._agent)
         if kind == "raise":
+            RAISED.append(self._agent)
             raise RuntimeError(value)
         if kind == "text":
-            return ModelResponse(role="assistant", content=value)
-        name, arguments = value
-        call = {
-            "id": f"call-{self._agent}-{self._calls}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
-        }
-        return ModelResponse(role="assistant", content="", tool_calls=[call])
+            message = ChatCompletionOutputMessage(role="assistant", content=value)
+        else:
+            name, arguments = value
+            call = ChatCompletionOutputToolCall(
+                id=f"call-{self._agent}-{self._calls}",
+                type="function",
+                function=ChatCompletionOutputFunctionDefinition(
+                    name=name, arguments=json.dumps(arguments)
+                ),
+            )
+            message = ChatCompletionOutputMessage(role="assistant", content="", tool_calls=[call])
+        return ChatCompletionOutput(
+            choices=[ChatCompletionOutputComplete(finish_reason="stop", index=0, message=message)],
+            created=0,
+            id=f"resp-{self._calls}",
+            model=model_id(self._agent),
+            system_fingerprint="",
+            usage=ChatCompletionOutputUsage(
+                prompt_tokens=INPUT_TOKENS,
+                completion_tokens=OUTPUT_TOKENS,
+                total_tokens=INPUT_TOKENS + OUTPUT_TOKENS,
+            ),
+        )
 
-    def invoke(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        return self._next()
 
-    async def ainvoke(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        return self._next()
+def model_id(agent: str) -> str:
+    """`scripted-<agent>`, spaces as dashes: a model name is one word."""
+    return "scripted-" + agent.replace(" ", "-")
 
-    def invoke_stream(self, *args: Any, **kwargs: Any) -> Iterator[ModelResponse]:
-        yield self._next()
 
-    async def ainvoke_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ModelResponse]:
-        yield self._next()
-
-    def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
-        return response
-
-    def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-        return response
+def scripted_model(name: str, script: list[Turn]) -> HuggingFace:
+    return HuggingFace(id=model_id(name), client=ScriptedClient(name, script))
 
 
 def lookup(query: str) -> str:
@@ -118,16 +149,16 @@ def route_team() -> Team:
     english = Agent(
         name="English Agent",
         role=f"You only answer in English {SENTINEL}",
-        model=ScriptedModel("English Agent", [("text", f"I am well {SENTINEL}")]),
+        model=scripted_model("English Agent", [("text", f"I am well {SENTINEL}")]),
     )
     spanish = Agent(
         name="Spanish Agent",
         role=f"You can only answer in Spanish {SENTINEL}",
-        model=ScriptedModel("Spanish Agent", [("text", f"Estoy bien {SENTINEL}")]),
+        model=scripted_model("Spanish Agent", [("text", f"Estoy bien {SENTINEL}")]),
     )
     return Team(
         name="Multi Language Team",
-        model=ScriptedModel("Multi Language Team", [delegate("english-agent")]),
+        model=scripted_model("Multi Language Team", [delegate("english-agent")]),
         mode=TeamMode.route,
         members=[english, spanish],
         markdown=True,
@@ -140,7 +171,7 @@ def coordinate_team() -> Team:
     planner = Agent(
         name="Planner",
         role=f"You plan tasks and split work into clear, ordered steps {SENTINEL}.",
-        model=ScriptedModel(
+        model=scripted_model(
             "Planner",
             [("tool", ("lookup", {"query": SENTINEL})), ("text", f"1. 2. 3. {SENTINEL}")],
         ),
@@ -154,13 +185,13 @@ def coordinate_team() -> Team:
     writer = Agent(
         name="Writer",
         role=f"You draft concise, readable summaries {SENTINEL}.",
-        model=ScriptedModel("Writer", [writer_turn]),
+        model=scripted_model("Writer", [writer_turn]),
     )
     leader: list[Turn] = [delegate("planner"), delegate("writer"), ("text", f"Outline {SENTINEL}")]
     if SCENARIO == "crash":
         leader[1] = ("raise", f"leader backend down {SENTINEL}")
     return Team(
-        model=ScriptedModel("Planning Team", leader),
+        model=scripted_model("Planning Team", leader),
         name="Planning Team",
         members=[planner, writer],
         instructions=[f"Coordinate with the two members {SENTINEL}."],
@@ -182,6 +213,7 @@ def main() -> dict[str, Any]:
         "framework": "agno",
         "scenario": SCENARIO,
         "authors": AUTHORS,
+        "raised": RAISED,
         "status": status,
         "error": error,
     }

@@ -72,6 +72,7 @@ from agent_framework import (  # noqa: E402
     FunctionInvocationLayer,
     Message,
     ResponseStream,
+    UsageDetails,
     WorkflowEvent,
     tool,
 )
@@ -85,6 +86,13 @@ PROVIDER.add_span_processor(_Count())
 
 # A turn is ("text", str), ("call", (tool name, arguments)) or ("raise", message).
 Turn = tuple[str, Any]
+INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
+"""What every answered scripted call reports (`ChatResponse.usage_details`, which MAF's
+`ChatTelemetryLayer` puts on the call's `chat` span as `gen_ai.usage.*`); the test sums them."""
+CALLS: list[str] = []
+"""Whose model answered, in call order (the test's per-leg account of the usage)."""
+RAISED: list[str] = []
+"""Whose model call raised (its `chat` span ends in error with no usage: still a call)."""
 
 
 class ScriptedClient(BaseChatClient):
@@ -109,7 +117,9 @@ class ScriptedClient(BaseChatClient):
         kind, value = self.script[self.calls % len(self.script)]
         self.calls += 1
         if kind == "raise":
+            RAISED.append(self.name)
             raise RuntimeError(value)
+        CALLS.append(self.name)
         if kind == "text":
             content = Content.from_text(value)
         else:
@@ -121,6 +131,11 @@ class ScriptedClient(BaseChatClient):
             messages=[Message(role="assistant", contents=[content])],
             model="scripted-model",
             response_id=f"resp_{self.name}_{self.calls}",
+            usage_details=UsageDetails(
+                input_token_count=INPUT_TOKENS,
+                output_token_count=OUTPUT_TOKENS,
+                total_token_count=INPUT_TOKENS + OUTPUT_TOKENS,
+            ),
         )
         if not stream:
 
@@ -266,7 +281,7 @@ async def main() -> dict[str, Any]:
                 note(event, account, pending)
     except Exception as exc:  # the run's failure is the scenario's outcome, not the driver's
         account["error"] = type(exc).__name__
-    return {"framework": "maf", "scenario": SCENARIO, **account}
+    return {"framework": "maf", "scenario": SCENARIO, "calls": CALLS, "raised": RAISED, **account}
 
 
 def finish(**outcome: Any) -> None:

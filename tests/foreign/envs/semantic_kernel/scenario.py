@@ -75,6 +75,7 @@ from semantic_kernel.agents.runtime import InProcessRuntime  # noqa: E402
 from semantic_kernel.connectors.ai.chat_completion_client_base import (  # noqa: E402
     ChatCompletionClientBase,
 )
+from semantic_kernel.connectors.ai.completion_usage import CompletionUsage  # noqa: E402
 from semantic_kernel.contents import (  # noqa: E402
     AuthorRole,
     ChatHistory,
@@ -132,6 +133,14 @@ Turn = tuple[str, Any]  # ("text", str) | ("call", (fully qualified name, argume
 HELD: list[str] = []
 HANDOFFS: list[tuple[str, str]] = []
 ENOUGH = asyncio.Event()
+INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
+"""What every answered scripted request reports: `metadata["usage"]` (a `CompletionUsage`,
+as SK's OpenAI connector puts on its stream's usage chunk), which SK's
+`trace_streaming_chat_completion` puts on the call's `chat` span as `gen_ai.usage.*`."""
+CALLS: list[str] = []
+"""Whose service answered, in call order (the test's per-leg account of the usage)."""
+RAISED: list[str] = []
+"""Whose service call raised (its `chat` span ends in error with no usage: still a call)."""
 
 
 class ScriptedChatCompletion(ChatCompletionClientBase):
@@ -157,7 +166,9 @@ class ScriptedChatCompletion(ChatCompletionClientBase):
         if not HELD or HELD[-1] != self.agent:
             HELD.append(self.agent)
         if self.fail_with is not None:
+            RAISED.append(self.agent)
             raise RuntimeError(self.fail_with)
+        CALLS.append(self.agent)
         kind, value = turn
         if kind == "call" and value[0].startswith("Handoff-transfer_to_"):
             HANDOFFS.append((self.agent, value[0].removeprefix("Handoff-transfer_to_")))
@@ -187,6 +198,11 @@ class ScriptedChatCompletion(ChatCompletionClientBase):
                 choice_index=0,
                 ai_model_id=self.ai_model_id,
                 function_invoke_attempt=function_invoke_attempt,
+                metadata={
+                    "usage": CompletionUsage(
+                        prompt_tokens=INPUT_TOKENS, completion_tokens=OUTPUT_TOKENS
+                    )
+                },
                 **fields,
             )
         ]
@@ -357,6 +373,8 @@ if __name__ == "__main__":
         scenario=SCENARIO,
         held=HELD,
         handoffs=HANDOFFS,
+        calls=CALLS,
+        raised=RAISED,
         logs=_CountLogs.emitted,
         logs_flushed=logs_flushed,
         **outcome,

@@ -7,8 +7,10 @@ smolagents' own multi-agent example (huggingface/smolagents
 `docs/source/en/examples/multiagents.md`): a `ToolCallingAgent` named `web_search_agent`
 with a search tool and `visit_webpage`, managed by a `CodeAgent` (no name of its own,
 `additional_authorized_imports=["time", "numpy", "pandas"]`). The network tools are local
-functions returning scripted pages, and each agent's model is scripted (`ScriptedModel`: a
-subclass of `smolagents.Model` implementing `generate`, the documented extension point).
+functions returning scripted pages, and each agent's model is smolagents' stock
+`InferenceClientModel` (the example's) with a scripted client (`ScriptedClient`, passed as
+its `client=`: answers from a fixed script with the hub's own response type, usage
+included, and never touches the network).
 Traced as OpenInference's smolagents docs say: `SmolagentsInstrumentor().instrument()`
 with an OTLP/HTTP exporter — one span per export as in the quickstart
 (`SimpleSpanProcessor`), or batched, by `$HANDOFFSCOPE_OI_EXPORT` (oi_export.py);
@@ -27,6 +29,7 @@ the answers and the exception message.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,43 +49,76 @@ from openinference.instrumentation.smolagents import SmolagentsInstrumentor  # n
 
 SmolagentsInstrumentor().instrument(tracer_provider=PROVIDER)
 
-from smolagents import CodeAgent, Model, ToolCallingAgent, tool  # noqa: E402
-from smolagents.models import (  # noqa: E402
-    ChatMessage,
-    ChatMessageToolCall,
-    ChatMessageToolCallFunction,
-    MessageRole,
+from huggingface_hub import (  # noqa: E402
+    ChatCompletionOutput,
+    ChatCompletionOutputComplete,
+    ChatCompletionOutputFunctionDefinition,
+    ChatCompletionOutputMessage,
+    ChatCompletionOutputToolCall,
+    ChatCompletionOutputUsage,
 )
+from smolagents import CodeAgent, InferenceClientModel, ToolCallingAgent, tool  # noqa: E402
 
 Turn = tuple[str, Any]  # ("text", str), ("tool", (name, arguments)) or ("raise", message)
 AUTHORS: list[str] = []
 """Which scripted model answered, in order (the driver's account of who held control)."""
+INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
+"""What every answered scripted call reports (`ChatCompletionOutput.usage`); the test sums them."""
+RAISED: list[str] = []
+"""Whose call raised (its `LLM` span ends in error with no token counts: still a call)."""
 
 
-class ScriptedModel(Model):
-    """One agent's model: each `generate` returns the next scripted turn."""
+class ScriptedClient:
+    """One agent's model service: each `chat_completion` answers the next scripted turn.
+
+    Stands in for the `huggingface_hub.InferenceClient` that `InferenceClientModel` calls
+    (its `client=` argument, smolagents' `ApiModel` hook for a pre-configured client), and
+    answers with the hub's own `ChatCompletionOutput`, usage included. The model is then a
+    stock `InferenceClientModel`, one of the classes OpenInference instruments (it wraps
+    the `generate` of each model class smolagents exports, not an app's own `Model`
+    subclass): its `generate` spans (`LLM`) carry the call's `llm.token_count.*`.
+    """
 
     def __init__(self, name: str, script: list[Turn]) -> None:
-        super().__init__(model_id=f"scripted-{name}")
         self._agent = name
         self._script = script
         self._calls = 0
 
-    def generate(self, messages: Any, stop_sequences: Any = None, **kwargs: Any) -> ChatMessage:
+    def chat_completion(self, **kwargs: Any) -> ChatCompletionOutput:
         kind, value = self._script[min(self._calls, len(self._script) - 1)]
         self._calls += 1
         AUTHORS.append(self._agent)
         if kind == "raise":
+            RAISED.append(self._agent)
             raise RuntimeError(value)
         if kind == "text":
-            return ChatMessage(role=MessageRole.ASSISTANT, content=value)
-        name, arguments = value
-        call = ChatMessageToolCall(
-            id=f"call-{self._agent}-{self._calls}",
-            type="function",
-            function=ChatMessageToolCallFunction(name=name, arguments=arguments),
+            message = ChatCompletionOutputMessage(role="assistant", content=value)
+        else:
+            name, arguments = value
+            call = ChatCompletionOutputToolCall(
+                id=f"call-{self._agent}-{self._calls}",
+                type="function",
+                function=ChatCompletionOutputFunctionDefinition(
+                    name=name, arguments=json.dumps(arguments)
+                ),
+            )
+            message = ChatCompletionOutputMessage(role="assistant", content="", tool_calls=[call])
+        return ChatCompletionOutput(
+            choices=[ChatCompletionOutputComplete(finish_reason="stop", index=0, message=message)],
+            created=0,
+            id=f"resp-{self._agent}-{self._calls}",
+            model=f"scripted-{self._agent}",
+            system_fingerprint="",
+            usage=ChatCompletionOutputUsage(
+                prompt_tokens=INPUT_TOKENS,
+                completion_tokens=OUTPUT_TOKENS,
+                total_tokens=INPUT_TOKENS + OUTPUT_TOKENS,
+            ),
         )
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+
+
+def scripted_model(name: str, script: list[Turn]) -> InferenceClientModel:
+    return InferenceClientModel(model_id=f"scripted-{name}", client=ScriptedClient(name, script))
 
 
 @tool
@@ -125,14 +161,14 @@ def main() -> dict[str, Any]:
         manager_script[1] = ("raise", f"manager backend down {SENTINEL}")
     web_agent = ToolCallingAgent(
         tools=[web_search, visit_webpage],
-        model=ScriptedModel("web_search_agent", web_script),
+        model=scripted_model("web_search_agent", web_script),
         max_steps=10,
         name="web_search_agent",
         description="Runs web searches for you.",
     )
     manager_agent = CodeAgent(
         tools=[],
-        model=ScriptedModel("manager", manager_script),
+        model=scripted_model("manager", manager_script),
         managed_agents=[web_agent],
         additional_authorized_imports=["time", "numpy", "pandas"],
     )
@@ -141,7 +177,13 @@ def main() -> dict[str, Any]:
         manager_agent.run(f"If LLM training continues to scale up {SENTINEL}?")
     except Exception as exc:  # the driver reports it; the spans say it too
         error = type(exc).__name__
-    return {"framework": "smolagents", "scenario": SCENARIO, "authors": AUTHORS, "error": error}
+    return {
+        "framework": "smolagents",
+        "scenario": SCENARIO,
+        "authors": AUTHORS,
+        "raised": RAISED,
+        "error": error,
+    }
 
 
 if __name__ == "__main__":

@@ -49,6 +49,11 @@ from strands.models import Model  # noqa: E402
 from strands.multiagent import Swarm  # noqa: E402
 
 Turn = tuple[str, Any]  # ("text", str) or ("tool", (name, input))
+INPUT_TOKENS, OUTPUT_TOKENS = 10, 5
+"""What every scripted model call reports as its usage (the stream's `metadata` event, which
+Strands' tracer puts on the call's `chat` span as `gen_ai.usage.*`); the test sums them."""
+CALLS: list[str] = []
+"""Whose model was called, in call order (the test's per-leg account of the usage)."""
 
 
 class ScriptedModel(Model):
@@ -64,12 +69,15 @@ class ScriptedModel(Model):
         self.name = name
         self.script = script
         self.calls = 0
+        # Strands' providers keep their settings in `config`; its tracer reads the model
+        # name from `config["model_id"]` (the `chat` span's `gen_ai.request.model`).
+        self.config: dict[str, Any] = {"model_id": f"scripted-{name}"}
 
     def update_config(self, **model_config: Any) -> None:
-        pass
+        self.config.update(model_config)
 
     def get_config(self) -> Any:
-        return {"model_id": f"scripted-{self.name}"}
+        return self.config
 
     def structured_output(
         self, output_model: Any, prompt: Any, system_prompt: Any = None, **kw: Any
@@ -85,6 +93,7 @@ class ScriptedModel(Model):
     ) -> AsyncIterable[Any]:
         kind, value = self.script[self.calls % len(self.script)]
         self.calls += 1
+        CALLS.append(self.name)
         yield {"messageStart": {"role": "assistant"}}
         if kind == "text":
             yield {"contentBlockStart": {"start": {}}}
@@ -104,7 +113,11 @@ class ScriptedModel(Model):
             yield {"messageStop": {"stopReason": "tool_use"}}
         yield {
             "metadata": {
-                "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+                "usage": {
+                    "inputTokens": INPUT_TOKENS,
+                    "outputTokens": OUTPUT_TOKENS,
+                    "totalTokens": INPUT_TOKENS + OUTPUT_TOKENS,
+                },
                 "metrics": {"latencyMs": 1},
             }
         }
@@ -170,6 +183,7 @@ async def main() -> dict[str, Any]:
         "framework": "strands",
         "scenario": SCENARIO,
         "authors": [node.node_id for node in result.node_history],
+        "calls": CALLS,
         "status": str(result.status.value),
     }
 

@@ -48,6 +48,15 @@ failed), recorded on the step span it happened in (type matched, message never r
 and OpenInference never ends the run span of a run that raised — so that step span is
 how a crashed run reads `failed`; when the root's end follows, the root wins.
 
+**Usage**: every `LLM` span (one model call) is a `handoff.usage` (base.usage) —
+`llm.token_count.prompt` / `llm.token_count.completion`, `llm.model_name` — for the agent
+of its nearest `AGENT` ancestor in the same export, named as above (Agno's
+`graph.node.name`, smolagents' `<name>.run`, openai-agents' `graph.node.id`). Agent spans
+carry their own total of their calls too (smolagents' `<name>.run` has
+`llm.token_count.*`): never read, it would count every call twice. A call whose agent's
+span travelled in another export (one span per export) names no agent and counts in the
+run's last leg; a root `LLM` span (a lone call outside any agent run) is no run's work.
+
 Cannot show: control state, the handoff's tool-call id (in message content), context
 keys, waits, verifier outcomes; declared routes except smolagents' managed agents; a
 handoff whose destination never started; smolagents' `max_steps` (the run ends with an
@@ -71,6 +80,7 @@ from handoffscope.collector.processor.translate.base import (
     arrival,
     request,
     run_span,
+    usage,
 )
 from handoffscope.instrumentation import semconv as sc
 
@@ -79,6 +89,10 @@ SCOPE_AGNO = "openinference.instrumentation.agno"
 SCOPE_SMOLAGENTS = "openinference.instrumentation.smolagents"
 KIND = "openinference.span.kind"
 AGENT = "AGENT"
+LLM = "LLM"
+TOKENS_IN = ("llm.token_count.prompt",)
+TOKENS_OUT = ("llm.token_count.completion",)
+MODEL_NAME = ("llm.model_name",)
 NODE_ID = "graph.node.id"
 NODE_NAME = "graph.node.name"
 NODE_PARENT_ID = "graph.node.parent_id"
@@ -112,6 +126,8 @@ class OpenInferenceTranslator(Translator):
     scopes: ClassVar[tuple[str, ...]] = (SCOPE_AGENTS, SCOPE_AGNO, SCOPE_SMOLAGENTS)
 
     def translate(self, span: ForeignSpan) -> list[Evidence]:
+        if span.text(KIND) == LLM:  # the most frequent span: one attribute read decides
+            return _llm_usage(span)
         name = _agno_name(span)
         if name:
             return _agno_run(span, name)
@@ -148,6 +164,20 @@ class OpenInferenceTranslator(Translator):
         # sets it only under `using_session`, and its runs keep no conversation id
         # (docs/foreign-spans.md, "Run identity"); smolagents sets none.
         return span.text(SESSION_ID) if _agno_name(span) else None
+
+
+def _agent_name(span: ForeignSpan) -> str | None:
+    """The agent an `AGENT` span is the run of, in whichever shape its source uses."""
+    return _agno_name(span) or _smol_name(span) or span.text(NODE_ID)
+
+
+def _llm_usage(span: ForeignSpan) -> list[Evidence]:
+    """One model call's usage, for the agent whose run it ran in (module docstring)."""
+    if span.parent_span_id is None:
+        return []
+    owner = span.ancestor(lambda s: s.text(KIND) == AGENT)
+    agent = _agent_name(owner) if owner else None
+    return [usage(span, agent, input_keys=TOKENS_IN, output_keys=TOKENS_OUT, model_keys=MODEL_NAME)]
 
 
 def _run_itself(span: ForeignSpan, name: str) -> Evidence:
