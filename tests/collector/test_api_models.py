@@ -42,7 +42,7 @@ def open_spec(module_collector_factory: Any) -> dict[str, Any]:
 def test_the_document_declares_400_not_422(open_spec: dict[str, Any]) -> None:
     assert open_spec["openapi"].startswith("3.1")
     ops = operations(open_spec)
-    assert len(ops) == 13 and all(p.startswith("/api/v1/") for p in ops)
+    assert len(ops) == 14 and all(p.startswith("/api/v1/") for p in ops)
     acks = "/api/v1/acknowledgements"
     assert set(writes(open_spec)) == {("post", acks), ("delete", acks)}
     for key, op in writes(open_spec).items():

@@ -1172,3 +1172,68 @@ def test_crashed_and_limited_runs_are_run_failed(col):
     )
     assert col.verdict("p", "h2") == sc.DESTINATION_NOT_STARTED
     assert col.run("p")["path"] == ["A", "B"]
+
+
+# --- across services (A2A) and turns ------------------------------------------------------
+
+
+def _task(run, hid, state, *, at, started=None):
+    a = {sc.A2A_TASK_STATE: state, sc.A2A_TASK_ID: "task-1"}
+    if started is not None:
+        a[sc.DESTINATION_STARTED] = started
+    return span(sc.SPAN_ACCEPT, run, hid, at=at, a=a)
+
+
+@pytest.mark.parametrize(
+    ("states", "expected"),
+    [
+        # The remote agent refused the task: A2A states no reason code.
+        ([(sc.A2A_SUBMITTED, None), (sc.A2A_REJECTED, None)], sc.CONTRACT_REJECTED),
+        # It started, then failed or was canceled: that leg failed.
+        ([(sc.A2A_WORKING, True), (sc.A2A_FAILED, None)], sc.RUN_FAILED),
+        ([(sc.A2A_WORKING, True), (sc.A2A_CANCELED, None)], sc.RUN_FAILED),
+        # The receiver's clock is behind: its `failed` carries an earlier time than the
+        # `working` the sender saw, and still ends the task (a terminal state wins).
+        ([(sc.A2A_FAILED, None), (sc.A2A_WORKING, True)], sc.RUN_FAILED),
+        ([(sc.A2A_WORKING, True), (sc.A2A_COMPLETED, None)], sc.HEALTHY),
+    ],
+)
+def test_a_task_sent_to_another_service_is_judged_by_its_latest_state(col, states, expected):
+    spans = [request("a2a", "h", "triage", "remote")]
+    spans += [_task("a2a", "h", s, at=1 + i, started=st) for i, (s, st) in enumerate(states)]
+    col.send(*spans)
+    assert col.verdict("a2a", "h") == expected
+    h = col.handoff("a2a", "h")
+    terminal = [s for s, _ in states if s not in (sc.A2A_SUBMITTED, sc.A2A_WORKING)]
+    assert (h["task_id"], h["task_state"]) == ("task-1", terminal[-1])
+
+
+def test_a_run_says_where_it_started_and_which_conversation_it_is_a_turn_of(col):
+    col.send(
+        run_span(
+            "t",
+            sc.RUN_STATUS_STARTED,
+            a={
+                sc.GEN_AI_AGENT_NAME: "triage",
+                sc.GEN_AI_CONVERSATION_ID: "c-1",
+                sc.RUN_ENTRY_AGENTS: ["triage", "Front desk"],
+            },
+        ),
+        request("t", "h1", "triage", "refund", at=1),
+        accept("t", "h1", at=2),
+        request("t", "h2", "refund", "billing", at=3),
+        accept("t", "h2", at=4),
+        # The end names the final agent, not where the run started.
+        run_span("t", sc.RUN_STATUS_COMPLETED, at=5, a={sc.RUN_FINAL_AGENT: "billing"}),
+    )
+    r = col.run("t")
+    assert (r["start_agent"], r["first_to_agent"], r["final_agent"]) == (
+        "triage",
+        "refund",
+        "billing",
+    )
+    assert r["conversation_id"] == "c-1"
+    assert list(r["entry_agents"]) == ["Front desk", "triage"]
+    # Without a start span naming it: the first handoff's sender.
+    col.send(request("u", "h1", "refund", "billing"), accept("u", "h1"))
+    assert col.run("u")["start_agent"] == "refund"

@@ -186,6 +186,8 @@ def test_the_engines_positional_rows_put_each_value_in_its_field() -> None:
     for name in ("first_seen_ns", "last_seen_ns", "min_received_ns", "max_received_ns"):
         setattr(run, name, _tag(name))
     run.capped = _tag("handoffs_capped")  # type: ignore[assignment]
+    run.vals["conversation_id"] = _tag("conversation_id")
+    run.vals["entry_agents"] = (_tag("entry_agents"),)
     h = HandoffState(_tag("handoff_id"))
     h.first_seen_ns, h.last_seen_ns = _tag("first_seen_ns"), _tag("last_seen_ns")  # type: ignore[assignment]
     h.wait_first_ns = _tag("checkpointed_ns")  # type: ignore[assignment]

@@ -41,9 +41,18 @@ BAD_AUTHORIZATION = (
 )
 
 
+CONVERSATION = "conv-friend"
+"""The conversation run-friend is a turn of (its page exists)."""
+
+
 def body(run_id: str) -> bytes:
     return export_request(
-        [otlp_span(sc.SPAN_REQUEST, request_attributes(run_id, "h1"))]
+        [
+            otlp_span(
+                sc.SPAN_REQUEST,
+                {**request_attributes(run_id, "h1"), sc.GEN_AI_CONVERSATION_ID: CONVERSATION},
+            )
+        ]
     ).SerializeToString()
 
 
@@ -117,7 +126,8 @@ def query_paths(collector: Any) -> list[str]:
     paths = []
     for path, operations in spec["paths"].items():
         if "get" in operations:
-            paths.append(path.replace("{run_id}", "run-friend"))
+            filled = path.replace("{run_id}", "run-friend")
+            paths.append(filled.replace("{conversation_id}", CONVERSATION))
     assert any(p.startswith("/api/v1/") for p in paths)
     return [*paths, "/metrics", "/openapi.json", "/docs"]
 

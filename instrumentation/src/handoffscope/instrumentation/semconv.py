@@ -122,6 +122,22 @@ GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 """Contract extension (OTel GenAI name): the model asked for in the leg this span ends (a
 name, not content); when the leg used several, the one with the most calls."""
 
+RUN_ENTRY_AGENTS: Final = "run.entry_agents"
+"""Contract extension (turns): the agents a conversation's turn may legitimately start at
+(a triage, a supervisor), declared by the shim on `handoff.run`; names, not codes. Without
+it the collector learns them as the agents that start a conversation's first run."""
+
+A2A_TASK_ID: Final = "a2a.task.id"
+"""Contract extension (services): the A2A task a cross-service handoff became (opaque)."""
+A2A_TASK_STATE: Final = "a2a.task.state"
+"""Contract extension (services): the A2A task's state, in the A2A vocabulary
+(`A2A_STATES`); a handoff's latest state is judged (docs/a2a.md)."""
+
+BAGGAGE_RUN_ID: Final = "handoffscope.run_id"
+"""W3C baggage key carrying `handoff.run_id` across a service boundary (beside traceparent)."""
+BAGGAGE_HANDOFF_ID: Final = "handoffscope.handoff_id"
+"""W3C baggage key carrying `handoff.id` across a service boundary."""
+
 SERVICE_NAME: Final = "service.name"
 """Resource attribute (OTel standard); the collector keeps it to group runs by service."""
 
@@ -183,6 +199,50 @@ REASONS: Final = (
     REASON_SEND,
 )
 """The `handoff.reason` codes the adapters set (apps may send other bounded codes)."""
+
+A2A_SUBMITTED: Final = "submitted"
+A2A_WORKING: Final = "working"
+A2A_INPUT_REQUIRED: Final = "input-required"
+A2A_AUTH_REQUIRED: Final = "auth-required"
+A2A_COMPLETED: Final = "completed"
+A2A_CANCELED: Final = "canceled"
+A2A_FAILED: Final = "failed"
+A2A_REJECTED: Final = "rejected"
+A2A_UNKNOWN: Final = "unknown"
+A2A_STATES: Final = (
+    A2A_SUBMITTED,
+    A2A_WORKING,
+    A2A_INPUT_REQUIRED,
+    A2A_AUTH_REQUIRED,
+    A2A_COMPLETED,
+    A2A_CANCELED,
+    A2A_FAILED,
+    A2A_REJECTED,
+    A2A_UNKNOWN,
+)
+"""`a2a.task.state`: the A2A protocol's task states, spelled as its JSON binding does."""
+A2A_FAILED_STATES: Final = (A2A_FAILED, A2A_CANCELED)
+"""Task states that end the remote leg without a result: the handoff is `run_failed`."""
+
+CONTINUITY_FIRST: Final = "first"
+"""The conversation's first run (of those kept)."""
+CONTINUITY_CONTINUED: Final = "continued"
+"""The run started where the previous run ended, or at an entry agent that then went on
+to an agent other than the previous run's final one."""
+CONTINUITY_REROUTED: Final = "rerouted"
+"""The run started at an entry agent whose first handoff went straight to the previous
+run's final agent: the turn went back through the supervisor to reach the agent that
+already held the work (an extra model call and handoff, and local context lost)."""
+CONTINUITY_DIVERTED: Final = "diverted"
+"""The run started at an agent that is neither the previous run's final agent nor an
+entry agent."""
+CONTINUITIES: Final = (
+    CONTINUITY_FIRST,
+    CONTINUITY_CONTINUED,
+    CONTINUITY_REROUTED,
+    CONTINUITY_DIVERTED,
+)
+"""A run's `continuity` within its conversation (a fact, not a failure verdict)."""
 
 OUTCOME_PASS: Final = "pass"
 OUTCOME_FAIL: Final = "fail"
@@ -507,6 +567,10 @@ ATTRIBUTES: Final[dict[str, AttributeSpec]] = dict(
         _spec(GEN_AI_USAGE_OUTPUT_TOKENS, INT, minimum=0),
         _spec(USAGE_MODEL_CALLS, INT, minimum=0),
         _spec(GEN_AI_REQUEST_MODEL, STR, max_len=MAX_NAME_LEN, pattern=MODEL_PATTERN),
+        # Added in store step 13 (turns and services, docs/semconv.md "Turns", docs/a2a.md).
+        _spec(RUN_ENTRY_AGENTS, STR_ARRAY, max_len=MAX_NAME_LEN),
+        _spec(A2A_TASK_ID, STR, code=True),
+        _spec(A2A_TASK_STATE, STR, values=A2A_STATES),
     ]
 )
 """Every span attribute allowed on the wire. Anything else is dropped and counted."""
@@ -548,12 +612,12 @@ def check_value(spec: AttributeSpec, value: object) -> object | None:
         if not isinstance(value, (list, tuple)) or len(value) > MAX_ARRAY_ITEMS:
             return None
         for item in value:
-            if (
-                type(item) is not str
-                or not item
-                or len(item) > spec.max_len
-                or not CODE_PATTERN.match(item)
-            ):
+            if type(item) is not str or not item or len(item) > spec.max_len:
+                return None
+            # Key names are codes; agent names (`run.entry_agents`) may hold spaces.
+            if spec.code and not CODE_PATTERN.match(item):
+                return None
+            if CONTROL_CHARS.search(item):
                 return None
         return tuple(value)
     return None

@@ -945,6 +945,8 @@ def _handoff_row(run: RunState, service, h: HandoffState, seq: int, ev) -> Hando
             tuple(v[_F_UNOBSERVED] or ()),
             ev.run_status,
             *_usage_cols(h.leg),
+            v[_F_TASK_ID],
+            ev.task_state,
         )
     )
 
@@ -966,6 +968,7 @@ def _usage_cols(u: Usage | None) -> tuple:
     _F_REASON,
     _F_CONTRACT_VERSION,
     _F_UNOBSERVED,
+    _F_TASK_ID,
 ) = (
     F[name]
     for name in (
@@ -978,6 +981,7 @@ def _usage_cols(u: Usage | None) -> tuple:
         "reason",
         "contract_version",
         "unobserved",
+        "task_id",
     )
 )
 
@@ -1027,6 +1031,10 @@ def _run_row(run: RunState, service: str | None, view: RunView) -> RunRecord:
             *_usage_cols(view.burned)[:4],
             view.budget_remaining,
             view.budget_total,
+            run.get("conversation_id"),
+            view.start_agent,
+            view.first_to_agent,
+            run.vals.get("entry_agents") or (),
         )
     )
 

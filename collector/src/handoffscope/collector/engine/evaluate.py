@@ -147,6 +147,10 @@ class RunView:
     budget_total: int | None = None
     """The budget that implies: the model calls up to that request plus what it said was
     left (None: no budget stated, or no calls reported)."""
+    start_agent: str | None = None
+    """The first agent that ran (docs/semconv.md, "Turns")."""
+    first_to_agent: str | None = None
+    """Where the run's first handoff went."""
 
 
 class VerificationPolicy:
@@ -380,6 +384,11 @@ def evaluate_run(
 
     if holder is None and transfers:
         holder = from_of(transfers[0])
+    # Where the run started: its start span's agent, else its first sender. Until a handoff
+    # moves the work, the agent it started at holds it.
+    start_agent = run.get("start_agent") or (from_of(transfers[0]) if transfers else None)
+    if holder is None:
+        holder = start_agent
     final_agent = run.get("final_agent")
     if terminal and final_agent:
         holder = final_agent
@@ -445,6 +454,8 @@ def evaluate_run(
         burned=burned,
         budget_remaining=budget[1] if budget else None,
         budget_total=budget[2] if budget else None,
+        start_agent=start_agent or (path[0] if path else None) or final_agent or holder,
+        first_to_agent=to_of(transfers[0]) if transfers else None,
     )
 
 

@@ -15,6 +15,8 @@ by a rule that is commutative and idempotent:
 - ALL (sticky false): any `false` wins, so a later green flag never hides an earlier
   failure (`route.declared`, `tool_call.closed`, `destination.started`).
 - ANY, UNION, MIN, MAX: the obvious set/extreme rules.
+- STATUS: LAST, except that a terminal state beats a non-terminal one whatever the times
+  (the run's status; an A2A task's state, reported by two services whose clocks differ).
 
 Outcome spans merge per verifier: the latest result of each verifier counts, and a
 run (or handoff) passes when some verifier passed and none's latest result is `fail`.
@@ -74,6 +76,8 @@ HANDOFF_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.REJECTION_FIELDS: ("rejection_fields", UNION),
     sc.DESTINATION_CLAIMS_DONE: ("destination_claims_done", ANY),
     sc.BUDGET_REMAINING: ("budget_remaining", FIRST),
+    sc.A2A_TASK_ID: ("task_id", FIRST),
+    sc.A2A_TASK_STATE: ("task_state", STATUS),
 }
 """Span attribute -> (field, merge rule) for evidence that belongs to one handoff."""
 
@@ -95,8 +99,12 @@ RUN_ATTRIBUTES: dict[str, tuple[str, int]] = {
     sc.RUN_STARTED: ("started", MIN),
     sc.RUN_OUTCOME_REQUIRED: ("outcome_required", MAX),
     sc.SOURCE: ("source", MIN),
+    sc.GEN_AI_CONVERSATION_ID: ("conversation_id", MIN),
+    sc.RUN_ENTRY_AGENTS: ("entry_agents", UNION),
 }
-"""Run facts, taken from any span of the run."""
+"""Run facts, taken from any span of the run. Also one read by span name: the run's
+`start_agent` is the `gen_ai.agent.name` of its earliest `handoff.run` span that says
+`started` (`merge_spans`)."""
 
 INTERNED = frozenset(
     {
@@ -137,6 +145,9 @@ USAGE_ATTRIBUTES = (
 naming no handoff, a report the run places by its agent and time (engine/usage.py)."""
 
 TERMINAL_STATUSES = frozenset(sc.RUN_STATUSES) - {sc.RUN_STATUS_STARTED}
+TERMINAL_TASK_STATES = frozenset(
+    (sc.A2A_COMPLETED, sc.A2A_REJECTED, sc.A2A_FAILED, sc.A2A_CANCELED)
+)
 FAILED_STATUSES = frozenset({sc.RUN_STATUS_FAILED, sc.RUN_STATUS_MAX_TURNS})
 
 
@@ -149,6 +160,13 @@ def _merge(
     shared by every slot the span sets.
     """
     old = vals[j]
+    if rule == STATUS:
+        k = keys[j]
+        cand = (value in TERMINAL_TASK_STATES, *last_key)
+        if old is None or cand > k or (cand == k and value > old):
+            vals[j], keys[j] = value, cand
+            return value != old
+        return False
     if rule == FIRST:
         k = keys[j]
         if old is None or span_key < k or (span_key == k and value < old):
@@ -425,6 +443,8 @@ def _merge_run(vals: dict, field: str, rule: int, value, start: int, end: int) -
             vals[field] = cand
     elif rule == MIN:
         vals[field] = value if old is None else min(old, value)
+    elif rule == UNION:
+        vals[field] = tuple(sorted(set(old or ()) | set(value)))
     else:
         vals[field] = value if old is None else max(old, value)
 
@@ -622,7 +642,7 @@ def merge_spans(
             if h is None:
                 continue
             vals = h.vals
-            if vals[j] is None:  # the common case: first evidence of this fact
+            if vals[j] is None and rule != STATUS:  # the common case: first evidence
                 vals[j] = tuple(sorted(set(v))) if union else v
                 h.keys[j] = order_keys[i]
                 h.dirty = True
@@ -652,6 +672,17 @@ def merge_spans(
             owner = owners[i]
             if owner is not None:
                 _merge_run(owner.vals, field, rule, v, *span_keys[i])
+    if sc.GEN_AI_AGENT_NAME in attrs and sc.RUN_STATUS in attrs:
+        starts_at = {
+            i
+            for i, v in zip(*attrs[sc.RUN_STATUS], strict=True)
+            if v == sc.RUN_STATUS_STARTED and names[i] == sc.SPAN_RUN
+        }
+        for i, agent in zip(*attrs[sc.GEN_AI_AGENT_NAME], strict=True):
+            owner = owners[i]
+            if i in starts_at and owner is not None:
+                # MIN of (start, end, agent): the earliest start span's agent, order-free.
+                _merge_run(owner.vals, "start_agent", MIN, (*span_keys[i], agent), 0, 0)
     if any(a in attrs for a in USAGE_ATTRIBUTES):
         _merge_usage(spans, owners, targets, refused, span_keys)
     if sc.OUTCOME_RESULT in attrs:

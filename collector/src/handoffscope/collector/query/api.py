@@ -70,7 +70,7 @@ from .params import INT64_MAX, INT64_MIN, NS, BadParam, parse_time
 from .path_summary import summarise
 from .routes import READS, Read
 from .sources import fold, translator_infos
-from .weekly import rate, week_label, weekly_body, weekly_csv
+from .weekly import rate, week_label, weekly_body, weekly_continuity, weekly_csv
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,8 @@ NEWEST_PROBE_S = 3600
 """The runs page, newest first, looks for its page in the window's last hour first: on a
 busy store that hour holds it, and the rest of a 30-day window is skipped (runs.sql)."""
 RUN_PATH_LIMIT = 1000
+CONVERSATION_RUNS_LIMIT = 1000
+"""Runs a conversation's answer lists (its `runs_total` and `counts` count them all)."""
 """Agents of a run's `path` listed in its detail (`path_summary` speaks for all of them)."""
 RUN_OUTCOMES_LIMIT = 1000
 """Verifier outcomes listed in a run's detail."""
@@ -188,6 +190,8 @@ def handoff_fields(row: dict[str, Any], now: int, grace: float) -> tuple[dict[st
         wait_decision=row["wait_decision"],
         unobserved=unobserved,
         usage=usage(row) if row["kind"] != sc.KIND_DELEGATION else None,
+        task_id=row.get("task_id"),
+        task_state=row.get("task_state"),
     )
     return fields, (ev, c, unobserved)
 
@@ -412,6 +416,43 @@ def approval(
     )
 
 
+def _continuity_params(
+    now: int, *, conversation: str | None = None, run: str | None = None, since: int = INT64_MIN
+) -> dict[str, Any]:
+    """continuity.sql's parameters: one conversation, one run's, or every conversation with
+    a run first seen since `since`."""
+    return {
+        "now": now,
+        "conversation": conversation,
+        "run": run,
+        "since": since,
+        "until": INT64_MAX,
+    }
+
+
+def conversation_run(r: dict[str, Any]) -> m.ConversationRun:
+    """A continuity.sql row as one turn of a conversation."""
+    return m.ConversationRun(
+        run_id=r["run_id"],
+        service=r["service"],
+        position=r["position"],
+        started_at=iso(r["started_ns"] or r["first_seen_ns"]),
+        ended_at=iso(r["ended_ns"]),
+        status=r["status"],
+        start_agent=r["start_agent"],
+        final_agent=r["final_agent"] or r["current_agent"],
+        first_to_agent=r["first_to_agent"],
+        continuity=r["continuity"],
+        previous_run_id=r["previous_run_id"],
+        previous_final_agent=r["previous_final_agent"],
+        verdict=r["verdict"],
+        verdict_label=_label(r["verdict"]),
+        handoff_count=r["handoff_count"],
+        loop=bool(r["loop"]),
+        cost_usd=r["cost_usd"],
+    )
+
+
 def run_facts(row: dict[str, Any], verdict: str) -> dict[str, Any]:
     """The fields of `models.RunFacts` from a runs row: what a run's summary and its
     detail both say."""
@@ -433,6 +474,7 @@ def run_facts(row: dict[str, Any], verdict: str) -> dict[str, Any]:
         turns=row["turns"],
         delegation_count=row["delegation_count"] or 0,
         usage=usage(row),
+        start_agent=row.get("start_agent"),
     )
 
 
@@ -684,6 +726,10 @@ class QueryAPI:
         first = [handoff(h, now, grace) for h in first_failure]
         unobserved = list(r["unobserved"] or [])
         path = list(r["path"])
+        turn: dict[str, Any] = {}
+        if r["conversation_id"] is not None:
+            found_turn = _rows(cur, "continuity", _continuity_params(now, run=run_id))
+            turn = found_turn[0] if found_turn else {}
         return m.RunDetail(
             **run_facts(r, verdict),
             why=run_why(
@@ -729,6 +775,13 @@ class QueryAPI:
             waits=[approval(w, now, notified, acks) for w in waits],
             notifications=notified.get(run_id, []),
             acknowledgements=acks.by_run.get(run_id, []),
+            conversation_id=r["conversation_id"],
+            continuity=turn.get("continuity"),
+            conversation_position=turn.get("position"),
+            previous_run_id=turn.get("previous_run_id"),
+            previous_final_agent=turn.get("previous_final_agent"),
+            first_to_agent=r["first_to_agent"],
+            entry_agents=list(r["entry_agents"] or []),
             handoffs=[handoff_detail(h, now, grace) for h in handoffs],
             handoffs_total=handoffs_total,
             handoffs_offset=p.handoffs_offset,
@@ -737,6 +790,25 @@ class QueryAPI:
             spans_total=spans_total,
             spans_offset=p.spans_offset,
             spans_limit=p.spans_limit,
+        )
+
+    def conversation(self, cur, now: int, conversation_id: str) -> m.Conversation | Response:
+        spec = sc.ATTRIBUTES[sc.GEN_AI_CONVERSATION_ID]
+        if sc.check_value(spec, conversation_id) is None:
+            return _error(404, f"no conversation {conversation_id[:140]!r}")
+        rows = _rows(cur, "continuity", _continuity_params(now, conversation=conversation_id))
+        if not rows:
+            return _error(404, f"no conversation {conversation_id!r}")
+        counts: dict[str, int] = {}
+        for r in rows:
+            key = r["continuity"] or "unknown"
+            counts[key] = counts.get(key, 0) + 1
+        return m.Conversation(
+            conversation_id=conversation_id,
+            services=sorted({r["service"] for r in rows}, key=lambda v: (v is None, v or "")),
+            runs=[conversation_run(r) for r in rows[:CONVERSATION_RUNS_LIMIT]],
+            runs_total=len(rows),
+            counts=counts,
         )
 
     def handoffs(self, cur, now: int, p: m.HandoffsParams) -> m.Handoffs:
@@ -973,6 +1045,12 @@ class QueryAPI:
         body.spend = weekly_spend(
             _rows(cur, "weekly_spend", {"start_day": start_day, "service": p.service}), labels
         )
+        since = (starts[0] - dt.date(1970, 1, 1)).days * NS_PER_DAY
+        turns = _rows(cur, "continuity", _continuity_params(now, since=since))
+        body.continuity = [
+            m.WeekContinuity.model_validate(w)
+            for w in weekly_continuity(turns, labels, service=p.service)
+        ]
         if p.format == "csv":
             return Response(weekly_csv(body.model_dump()), media_type="text/csv; charset=utf-8")
         return body

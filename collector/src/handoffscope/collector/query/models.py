@@ -105,6 +105,8 @@ TIME_DESCRIPTION = "ISO-8601 UTC, milliseconds (2026-11-30T12:00:00.123Z)"
 IsoTime = Annotated[str | None, Field(description=TIME_DESCRIPTION)]
 AVerdict = Annotated[str, OneOf(sc.PRECEDENCE)]
 """A verdict (docs/architecture.md, Verdicts) in an answer."""
+AContinuity = Annotated[str, OneOf(sc.CONTINUITIES)]
+"""A run's continuity in its conversation (docs/semconv.md, Turns)."""
 Kind = Annotated[
     str,
     OneOf(sc.KINDS),
@@ -417,6 +419,12 @@ class Handoff(Answer):
         description="The leg this handoff gave its destination: the work that agent did while "
         "it held control.",
     )
+    task_id: str | None = Field(
+        default=None, description="a2a.task.id: the A2A task a handoff to another service became."
+    )
+    task_state: str | None = Field(
+        default=None, description="a2a.task.state, latest (docs/a2a.md)."
+    )
 
 
 class HandoffDetail(Handoff):
@@ -456,6 +464,10 @@ class RunFacts(Answer):
     turns: int | None
     delegation_count: int
     usage: UsageOrNone = Field(default=None, description="Every leg of the run, summed.")
+    start_agent: str | None = Field(
+        default=None,
+        description="The first agent that ran (its run start's agent, else its first sender).",
+    )
 
 
 class RunSummary(RunFacts):
@@ -540,6 +552,21 @@ class RunDetail(RunFacts):
         default_factory=list,
         description="The run's active acknowledgements (its loop, its being stuck, its waits).",
     )
+    conversation_id: str | None = Field(
+        description="gen_ai.conversation.id of its spans: the conversation it is a turn of."
+    )
+    continuity: AContinuity | None = Field(
+        description="How this turn follows the conversation's previous run (docs/semconv.md, "
+        "Turns): first, continued, rerouted, diverted; null: no conversation, or it cannot "
+        "be told."
+    )
+    conversation_position: int | None = Field(description="1 for the conversation's first run.")
+    previous_run_id: str | None
+    previous_final_agent: str | None = Field(
+        description="Where the previous run ended (its final agent, else who held its work)."
+    )
+    first_to_agent: str | None = Field(description="Where the run's first handoff went.")
+    entry_agents: list[str] = Field(description="The entry agents its shim declared.")
     handoffs: list[HandoffDetail]
     handoffs_total: int
     handoffs_offset: int
@@ -802,6 +829,54 @@ class WeekSpend(Answer):
     burned_cost_usd: float
 
 
+class ConversationRun(Answer):
+    """One turn of a conversation: a run, where it started and ended, and how it follows the
+    run before it."""
+
+    run_id: str
+    service: str | None
+    position: int = Field(description="1 for the first run.")
+    started_at: IsoTime
+    ended_at: IsoTime
+    status: str | None
+    start_agent: str | None
+    final_agent: str | None = Field(description="Its final agent, else who holds its work.")
+    first_to_agent: str | None
+    continuity: AContinuity | None
+    previous_run_id: str | None
+    previous_final_agent: str | None
+    verdict: AVerdict
+    verdict_label: str
+    handoff_count: int
+    loop: bool
+    cost_usd: float | None
+
+
+class Conversation(Answer):
+    """GET /api/v1/conversations/{conversation_id}: its runs in order (first 1000)."""
+
+    conversation_id: str
+    services: list[str | None]
+    runs: list[ConversationRun]
+    runs_total: int
+    counts: Counts = Field(description="Runs per continuity (first, continued, rerouted, ...).")
+
+
+class WeekContinuity(Answer):
+    """One service's turns of one week (runs first seen that week that follow another run
+    of their conversation), by continuity."""
+
+    week: str
+    service: str | None
+    turns: int = Field(description="Runs with a previous run in their conversation.")
+    continued: int
+    rerouted: int
+    diverted: int
+    unknown: int = Field(description="Turns whose continuity cannot be told.")
+    rerouted_rate: float | None = Field(description="rerouted / turns.")
+    diverted_rate: float | None = Field(description="diverted / turns.")
+
+
 class Weekly(Answer):
     this_week: str
     last_week: str | None
@@ -814,6 +889,12 @@ class Weekly(Answer):
         default_factory=list,
         description="Per week and the verdict runs ended in (their first-seen week): what "
         "they cost. Runs, not handoffs: a loop's or a rejection's whole run.",
+    )
+    continuity: list[WeekContinuity] = Field(
+        default_factory=list,
+        description="Per week and service: how conversations' later turns started — "
+        "continued, rerouted (back through an entry agent to the agent that held the work) "
+        "or diverted (docs/semconv.md, Turns).",
     )
 
 

@@ -67,6 +67,18 @@ READS: tuple[Read, ...] = (
         responses={404: {"model": m.Error, "description": "No run with this id."}},
     ),
     Read(
+        "/conversations/{conversation_id:path}",
+        m.Conversation,
+        "Conversation",
+        "The runs of one conversation (gen_ai.conversation.id: the Agents SDK's group_id, "
+        "LangGraph's thread_id, a session id) in order: where each started and ended, and "
+        "how it follows the run before it (continuity: first, continued, rerouted, diverted).",
+        "conversation",
+        path_param="conversation_id",
+        path_doc="gen_ai.conversation.id",
+        responses={404: {"model": m.Error, "description": "No run of this conversation."}},
+    ),
+    Read(
         "/handoffs",
         m.Handoffs,
         "Handoffs",

@@ -117,6 +117,10 @@ class HandoffRecord(NamedTuple):
     model_calls: Int | None
     cost_usd: Real | None
     model: Text | None
+    task_id: Text | None
+    """`a2a.task.id`: the A2A task a cross-service handoff became (engine step 24)."""
+    task_state: Text | None
+    """`a2a.task.state`, latest (a terminal state beats others)."""
 
 
 class RunRecord(NamedTuple):
@@ -173,6 +177,14 @@ class RunRecord(NamedTuple):
     """Model calls left in the run's budget, as its latest request stated."""
     budget_total: Int | None
     """The budget that implies: calls up to that request plus what was left."""
+    conversation_id: Text | None
+    """`gen_ai.conversation.id` of the run's spans (engine step 24; docs/semconv.md "Turns")."""
+    start_agent: Text | None
+    """The first agent that ran: its `handoff.run` start span's, else its first sender."""
+    first_to_agent: Text | None
+    """Where its first handoff went (a turn re-routed to the previous final agent)."""
+    entry_agents: Texts
+    """`run.entry_agents` its shim declared."""
 
 
 class WaitRecord(NamedTuple):

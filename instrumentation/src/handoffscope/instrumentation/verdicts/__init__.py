@@ -6,6 +6,7 @@
   rule a handoff fails, `boundaries` walks the same list.
 - `waits.py` — the five facts of a human wait, once, and `classify_wait`.
 - `loops.py` — loops across a run's handoffs (`find_loops`).
+- `continuity.py` — a run's continuity in its conversation (not a verdict: a fact).
 - `timeline.py` — verdicts over time: the flips a time-based rule makes, and the worst
   of a run's timelines.
 
@@ -15,6 +16,7 @@ API all judge through here, and `handoffscope.instrumentation.classify` re-expor
 public part.
 """
 
+from .continuity import continuity
 from .evidence import DEFAULT_GRACE_SECONDS, Classification, HandoffEvidence, worst
 from .loops import HandoffStep, LoopReport, find_loops
 from .rules import RULES, Rule, boundaries, classify
@@ -34,6 +36,7 @@ __all__ = [
     "boundaries",
     "classify",
     "classify_wait",
+    "continuity",
     "find_loops",
     "handoff_timeline",
     "thresholds",

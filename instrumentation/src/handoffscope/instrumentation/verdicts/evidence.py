@@ -65,6 +65,10 @@ class HandoffEvidence:
     wait_resume_token_id: str | None = None
     wait_state_persisted: bool | None = None
     wait_decision: str | None = None
+    task_state: str | None = None
+    """`a2a.task.state`, latest (a terminal state beats others): a handoff sent to another
+    service over A2A. `rejected` is the receiver refusing the contract; `failed` and
+    `canceled` end the remote leg without a result."""
 
 
 @dataclass(frozen=True)

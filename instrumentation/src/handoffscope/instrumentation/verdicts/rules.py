@@ -120,6 +120,9 @@ def _contract(ev: HandoffEvidence, now: int, grace_ns: int) -> Classification | 
         return fail(
             sc.CONTRACT_REJECTED, f"receiver refused the contract: {ev.rejection_reason} ({step})"
         )
+    if ev.task_state == sc.A2A_REJECTED:
+        # A2A's own refusal states no reason code: the task's state is the refusal.
+        return fail(sc.CONTRACT_REJECTED, f"{ev.to_agent or 'the remote agent'} rejected the task")
     return None
 
 
@@ -135,6 +138,10 @@ def _cut_by_turn_limit(ev: HandoffEvidence) -> bool:
 
 def _destination(ev: HandoffEvidence, now: int, grace_ns: int) -> Classification | None:
     to = ev.to_agent
+    if ev.task_state in sc.A2A_FAILED_STATES:
+        # A task sent to another service ended without a result: that leg failed, whether
+        # or not the remote agent had started (A2A `failed` / `canceled`).
+        return fail(sc.RUN_FAILED, f"the task sent to {to or 'the remote agent'} {ev.task_state}")
     if ev.destination_started is False:
         return fail(sc.DESTINATION_NOT_STARTED, f"{to or 'destination'} reported it did not start")
     if ev.destination_started is not None or _cut_by_turn_limit(ev):
@@ -158,8 +165,13 @@ def _destination(ev: HandoffEvidence, now: int, grace_ns: int) -> Classification
 
 
 def _context_passed(ev: HandoffEvidence) -> bool:
-    # The destination received the contract: it started, or refused it with a reason.
-    return ev.destination_started is not None or ev.rejection_reason is not None
+    # The destination received the contract: it started, or refused it (with a reason,
+    # or as an A2A task's `rejected`).
+    return (
+        ev.destination_started is not None
+        or ev.rejection_reason is not None
+        or ev.task_state == sc.A2A_REJECTED
+    )
 
 
 # --- 7. loop -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ INSERT INTO spans (
     outcome_result, outcome_receipt_id, gen_ai_agent_name, gen_ai_conversation_id,
     run_outcome_required, handoff_kind, handoff_unobserved, handoff_source,
     gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, usage_model_calls,
-    gen_ai_request_model, commit_seq
+    gen_ai_request_model, run_entry_agents, a2a_task_id, a2a_task_state, commit_seq
 )
 SELECT n.*, $commit_seq::bigint FROM new_spans AS n
 ON CONFLICT (trace_id, span_id, start_ns) DO NOTHING

@@ -33,7 +33,7 @@ r AS NOT MATERIALIZED (
     SELECT
         run_id, service, status, started_ns, first_seen_ns, last_seen_ns, current_agent,
         handoff_count, loop, false_complete, failed, pending_approvals, turns,
-        unverified, delegation_count, min_received_ns, final_agent, source,
+        unverified, delegation_count, min_received_ns, final_agent, source, start_agent,
         input_tokens, output_tokens, model_calls, cost_usd, model, unpriced_models,
         coalesce(last_handoff_ns, last_seen_ns) AS last_activity_ns,
         (status IS NULL OR status = $started) AS in_flight,

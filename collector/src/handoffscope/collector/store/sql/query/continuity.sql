@@ -1,0 +1,77 @@
+-- The runs of conversations in order, each with the run before it and its continuity
+-- (docs/semconv.md, "Turns"): GET /api/v1/conversations/{id}, a run's detail, and the
+-- weekly review's rerouted and diverted turns per service.
+--   $conversation  one conversation (NULL: any)
+--   $run           the conversation of this run (NULL: any)
+--   $since/$until  runs first seen in [since, until) are returned — and found: a
+--                  conversation is read whole, so each run's previous run is there
+--                  whatever its age
+--   $now           the instant verdicts are judged at
+-- Entry agents, per service: those any of its runs declared (run.entry_agents), and
+-- those that started a conversation's first run (learned).
+WITH scope AS (
+    SELECT DISTINCT conversation_id
+    FROM runs
+    WHERE conversation_id IS NOT NULL
+      AND ($conversation::VARCHAR IS NULL OR conversation_id = $conversation)
+      AND ($run::VARCHAR IS NULL OR run_id = $run)
+      AND first_seen_ns >= $since AND first_seen_ns < $until
+),
+turns AS (
+    SELECT
+        r.run_id, r.service, r.conversation_id, r.start_agent, r.final_agent,
+        r.current_agent, r.first_to_agent, r.first_seen_ns, r.started_ns, r.ended_ns,
+        r.status, r.handoff_count, r.loop, r.cost_usd,
+        hs_verdict_at(r.verdict, r.flip1_ns, r.flip1_verdict, r.flip2_ns, r.flip2_verdict, $now)
+            AS verdict,
+        lag(r.run_id) OVER w AS previous_run_id,
+        lag(coalesce(r.final_agent, r.current_agent)) OVER w AS previous_final_agent,
+        row_number() OVER w AS position
+    FROM runs AS r
+    JOIN scope AS s ON s.conversation_id = r.conversation_id
+    WINDOW w AS (
+        PARTITION BY r.conversation_id
+        ORDER BY coalesce(r.started_ns, r.first_seen_ns), r.run_id
+    )
+),
+firsts AS (
+    SELECT service, start_agent
+    FROM (
+        SELECT
+            service, start_agent,
+            row_number() OVER (
+                PARTITION BY conversation_id
+                ORDER BY coalesce(started_ns, first_seen_ns), run_id
+            ) AS n
+        FROM runs
+        WHERE conversation_id IS NOT NULL
+          AND coalesce(service, '') IN (SELECT coalesce(service, '') FROM turns)
+    ) AS f
+    WHERE n = 1 AND start_agent IS NOT NULL
+),
+declared AS (
+    SELECT service, unnest(entry_agents) AS start_agent
+    FROM runs
+    WHERE coalesce(service, '') IN (SELECT coalesce(service, '') FROM turns)
+),
+entry AS (
+    SELECT service, start_agent FROM firsts
+    UNION
+    SELECT service, start_agent FROM declared
+)
+SELECT
+    t.*,
+    hs_continuity(
+        t.previous_run_id IS NOT NULL,
+        t.previous_final_agent,
+        t.start_agent,
+        t.first_to_agent,
+        EXISTS (
+            SELECT 1 FROM entry AS e
+            WHERE e.service IS NOT DISTINCT FROM t.service AND e.start_agent = t.start_agent
+        )
+    ) AS continuity
+FROM turns AS t
+WHERE t.first_seen_ns >= $since AND t.first_seen_ns < $until
+  AND ($run::VARCHAR IS NULL OR t.run_id = $run)
+ORDER BY t.conversation_id, t.position;
