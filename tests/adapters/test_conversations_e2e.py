@@ -29,6 +29,7 @@ import openai_agents_scenarios as oa
 from agents import Agent, Runner, set_trace_processors
 from agents.testing import ScriptedModel, assistant_message, function_call
 from opentelemetry.sdk.trace import TracerProvider
+from support.polling import eventually
 from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import semconv as sc
@@ -125,3 +126,90 @@ def test_turns_of_a_conversation_say_where_they_started_and_how_they_follow(
         stored="refund",
         answers={f"answer {i}": a for i, a in enumerate(answers)},
     )
+
+
+def test_langgraph_threads_are_conversations(collector: Any, otlp_provider: TracerProvider) -> None:
+    """Real LangGraph threads (a checkpointer, `thread_id` in the config): each `invoke` of a
+    thread is one turn. langgraph-swarm's own router starts a thread's next turn at its
+    `active_agent` — continued; a graph whose START always goes to triage sends the next
+    turn back through triage, which hands straight back to refund — re-routed."""
+    import langgraph_scenarios as lg
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph_swarm import create_handoff_tool, create_swarm
+
+    from handoffscope.instrumentation.langgraph import LangGraphInstrumentor
+
+    def turn(graph: Any, thread: str, n: int) -> None:
+        config = {"configurable": {"thread_id": thread}}
+        graph.invoke({"messages": [("user", f"turn {n} {lg.SENTINEL}")]}, config)
+
+    ins = LangGraphInstrumentor()
+    ins.instrument(tracer_provider=otlp_provider)
+    try:
+        from langchain.agents import create_agent
+
+        swarm = create_swarm(
+            [
+                create_agent(
+                    lg.scripted(iter([lg.call("transfer_to_refund")])),
+                    tools=[create_handoff_tool(agent_name="refund")],
+                    name="triage",
+                ),
+                create_agent(
+                    lg.scripted(iter([lg.say("refund 1"), lg.say("refund 2")])),
+                    tools=[create_handoff_tool(agent_name="triage")],
+                    name="refund",
+                ),
+            ],
+            default_active_agent="triage",
+        ).compile(checkpointer=InMemorySaver())
+        turn(swarm, "thread-swarm", 1)
+        turn(swarm, "thread-swarm", 2)
+
+        always_triage = lg.swarm(
+            {
+                "triage": lg.agent(
+                    "triage",
+                    iter(
+                        [
+                            lg.call("transfer_to_refund", reason="r1"),
+                            lg.call("transfer_to_refund", reason="r2"),
+                        ]
+                    ),
+                    [lg.handoff_tool("refund")],
+                ),
+                "refund": lg.agent("refund", iter([lg.say("one"), lg.say("two")]), []),
+            },
+            checkpointer=InMemorySaver(),
+        )
+        turn(always_triage, "thread-triage", 1)
+        turn(always_triage, "thread-triage", 2)
+    finally:
+        ins.uninstrument()
+    otlp_provider.force_flush()
+
+    answers: list[str] = []
+
+    def turns(thread: str) -> list[tuple]:
+        body = collector.api(f"/api/v1/conversations/{thread}")
+        answers.append(json.dumps(body))
+        return [(r["start_agent"], r["final_agent"], r["continuity"]) for r in body["runs"]]
+
+    expected = {
+        "thread-swarm": [
+            ("triage", "refund", sc.CONTINUITY_FIRST),
+            ("refund", "refund", sc.CONTINUITY_CONTINUED),
+        ],
+        "thread-triage": [
+            ("triage", "refund", sc.CONTINUITY_FIRST),
+            ("triage", "refund", sc.CONTINUITY_REROUTED),
+        ],
+    }
+    for thread, want in expected.items():
+        got = eventually(
+            lambda thread=thread: turns(thread),
+            lambda t, want=want: t == want,
+            or_last=True,
+        )
+        assert got == want, thread
+    assert lg.SENTINEL not in "".join(answers) + collector.log()

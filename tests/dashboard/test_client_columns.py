@@ -39,6 +39,8 @@ SOURCES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "BY_AGENT_COLUMNS": [("/api/v1/review/weekly", ("by_agent",))],
     "BY_EDGE_REASON_COLUMNS": [("/api/v1/review/weekly", ("by_edge_reason",))],
     "SPEND_COLUMNS": [("/api/v1/review/weekly", ("spend",))],
+    "CONTINUITY_COLUMNS": [("/api/v1/review/weekly", ("continuity",))],
+    "CONVERSATION_RUN_COLUMNS": [("/api/v1/conversations/{conversation_id}", ("runs",))],
     "DROP_COLUMNS": [("/api/v1/drops", ("drops",))],
     "SOURCE_COLUMNS": [("/api/v1/sources", ("sources",))],
     "TRANSLATOR_COLUMNS": [("/api/v1/sources", ("translators",))],

@@ -1,9 +1,10 @@
 """The dashboard's entry point and router: `streamlit run app.py` (via `handoffscope dashboard`).
 
-Nine pages, one file each under `views/`, in the order people reach for them: the live
+Ten pages, one file each under `views/`, in the order people reach for them: the live
 board and the approvals escalation list for the operator on shift, the runs search and
 the drill-downs (control flow, loops, false completions), the run detail an on-call
-engineer opens from a link (`run_detail?run_id=<id>`), the weekly review, and Sources
+engineer opens from a link (`run_detail?run_id=<id>`), the conversation a run is a turn
+of (`conversation?conversation_id=<id>`), the weekly review, and Sources
 (which instrumentations send spans and whether they are judged: the first page to open
 when the board stays empty). Every
 page's filters and selections are in its URL (`urlstate`), with a copy-link box.
@@ -59,6 +60,12 @@ run_detail = st.Page(
     icon=":material/search:",
     url_path=layout.RUN_PAGE_URL_PATH,
 )
+conversation = st.Page(
+    VIEWS / "conversation.py",
+    title="Conversation",
+    icon=":material/forum:",
+    url_path=layout.CONVERSATION_PAGE_URL_PATH,
+)
 weekly_review = st.Page(
     VIEWS / "weekly_review.py",
     title="Weekly review",
@@ -73,7 +80,7 @@ sources = st.Page(
 page = st.navigation(
     {
         "Now": [live, approvals],
-        "Investigate": [runs, control_flow, loops, false_completions, run_detail],
+        "Investigate": [runs, control_flow, loops, false_completions, run_detail, conversation],
         "Review": [weekly_review],
         "Setup": [sources],
     }
@@ -87,6 +94,12 @@ elif page.url_path == live.url_path:  # the default page lives at the root URL, 
     layout.sidebar_filters("live", default_window="Last hour")
 elif page.url_path == approvals.url_path:
     layout.sidebar_filters(page.url_path, window=False)  # an open wait counts whatever its age
+elif page.url_path == conversation.url_path:
+    layout.sidebar_filters(
+        page.url_path,
+        window=False,
+        no_window_note="No time window here: a conversation is shown whole.",
+    )
 elif page.url_path == sources.url_path:
     layout.sidebar_filters(
         page.url_path, window=False, no_window_note="No time window here: counts are all time."

@@ -71,6 +71,10 @@ class RunNotFound(CollectorError):
     """`/runs/{run_id}` answered 404."""
 
 
+class ConversationNotFound(CollectorError):
+    """`/conversations/{conversation_id}` answered 404."""
+
+
 class BadResponse(CollectorError):
     """The collector answered, but not with what docs/api.md promises."""
 
@@ -109,6 +113,12 @@ def _get(
     resp = _send(api, token, "GET", path, params)
     if resp.status_code >= 400:
         detail = _error_text(resp)
+        if resp.status_code == 404 and path.startswith(f"{API_PREFIX}/conversations/"):
+            raise ConversationNotFound(
+                "The collector has no run of this conversation.",
+                "Check the id (the Agents SDK's group_id, LangGraph's thread_id, a session "
+                "id): its runs may have passed the retention, or not have sent a span yet.",
+            )
         if resp.status_code == 404 and path.startswith(f"{API_PREFIX}/runs/"):
             raise RunNotFound(
                 "The collector has no run with this id.",
@@ -246,6 +256,15 @@ SPEND_COLUMNS = [
     "week", "verdict", "verdict_label", "runs", "usage", "share", "tokens_share",
     "burned_tokens", "burned_cost_usd",
 ]  # fmt: skip
+CONTINUITY_COLUMNS = [
+    "week", "service", "turns", "continued", "rerouted", "diverted", "unknown",
+    "rerouted_rate", "diverted_rate",
+]  # fmt: skip
+CONVERSATION_RUN_COLUMNS = [
+    "run_id", "service", "position", "started_at", "ended_at", "status", "start_agent",
+    "final_agent", "first_to_agent", "continuity", "previous_run_id", "previous_final_agent",
+    "verdict", "verdict_label", "handoff_count", "loop", "cost_usd",
+]  # fmt: skip
 DROP_COLUMNS = ["service", "attribute", "count"]
 SOURCE_COLUMNS = [
     "service", "scope", "status", "translator", "translator_label", "spans_received",
@@ -335,6 +354,17 @@ class Weekly:
     """(week, edge, reason) rejections and their share of the edge's handoffs."""
     spend: pd.DataFrame = field(default_factory=lambda: frame([], SPEND_COLUMNS))
     """(week, verdict runs ended in) what those runs cost and their share of the week's."""
+    continuity: pd.DataFrame = field(default_factory=lambda: frame([], CONTINUITY_COLUMNS))
+    """(week, service) conversations' later turns: continued, rerouted, diverted."""
+
+
+@dataclass
+class Conversation:
+    conversation_id: str
+    runs: pd.DataFrame
+    """Its runs in order (`CONVERSATION_RUN_COLUMNS`)."""
+    runs_total: int
+    counts: dict[str, int]
 
 
 @dataclass
@@ -631,6 +661,20 @@ def weekly(api: str, token: str | None, service: str | None, weeks: int) -> Week
         by_edge_reason=frame(body.get("by_edge_reason") or [], BY_EDGE_REASON_COLUMNS),
         # Likewise spend (a collector before usage): no rows, and the page says so.
         spend=frame(body.get("spend") or [], SPEND_COLUMNS),
+        continuity=frame(body.get("continuity") or [], CONTINUITY_COLUMNS),
+    )
+
+
+@reader(LIST_TTL_SECONDS)
+def conversation(api: str, token: str | None, conversation_id: str) -> Conversation:
+    """A conversation's runs in order (`ConversationNotFound`: the collector holds none)."""
+    path = f"{API_PREFIX}/conversations/{quote(conversation_id, safe='')}"
+    body = _json(api, token, path)
+    return Conversation(
+        conversation_id=str(body.get("conversation_id") or conversation_id),
+        runs=frame(_list(body, "runs", path), CONVERSATION_RUN_COLUMNS),
+        runs_total=_int(body.get("runs_total")),
+        counts=_counts(body.get("counts")),
     )
 
 

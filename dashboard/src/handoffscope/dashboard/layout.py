@@ -32,6 +32,7 @@ from handoffscope.dashboard import client, style, urlstate
 from handoffscope.dashboard.config import ENV_TRACE_LINK, TRACE_ID_FIELD
 
 RUN_PAGE_URL_PATH = "run_detail"
+CONVERSATION_PAGE_URL_PATH = "conversation"
 """URL path of the Run detail page; `?run_id=` selects the run."""
 
 WINDOWS: dict[str, int] = {
@@ -230,6 +231,10 @@ def empty_state(what: str, filters: Filters | None = None, advice: str = "") -> 
 
 def run_url(run_id: str) -> str:
     return f"{RUN_PAGE_URL_PATH}?run_id={quote(str(run_id), safe='')}"
+
+
+def conversation_url(conversation_id: str) -> str:
+    return f"{CONVERSATION_PAGE_URL_PATH}?conversation_id={quote(str(conversation_id), safe='')}"
 
 
 def with_run_links(df: pd.DataFrame, column: str = "run_id") -> pd.DataFrame:

@@ -184,6 +184,19 @@ RUN_STATUS_LABELS: dict[str, str] = {
     sc.RUN_STATUS_MAX_TURNS: "Hit max turns",
 }
 
+CONTINUITY_LABELS: dict[str, str] = {
+    sc.CONTINUITY_FIRST: "First turn",
+    sc.CONTINUITY_CONTINUED: "Continued",
+    sc.CONTINUITY_REROUTED: "Re-routed",
+    sc.CONTINUITY_DIVERTED: "Diverted",
+}
+"""A run's continuity in its conversation (docs/semconv.md, Turns)."""
+
+
+def continuity_label(code: object) -> str:
+    return _words(code, CONTINUITY_LABELS) if text(code) else "—"
+
+
 SPAN_LABELS: dict[str, str] = {
     sc.SPAN_RUN: "Run",
     sc.SPAN_REQUEST: "Request",

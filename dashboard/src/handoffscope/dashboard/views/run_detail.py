@@ -187,9 +187,53 @@ def _header(run: client.RunDetail) -> None:
         + (f" · work with **{style.md(who)}**" if who else "")
         + "".join(f" · {i}" for i in ids)
     )
+    _turn(run)
     _cost(run)
     _what_happened(run)
     _wait_evidence(run)
+
+
+def turn_line(s: dict[str, Any]) -> str | None:
+    """Where this turn of its conversation started and how it follows the one before, in
+    words (None: the run is no turn of a conversation)."""
+    conversation = s.get("conversation_id")
+    if not conversation:
+        return None
+    start, final = s.get("start_agent"), s.get("final_agent") or s.get("current_agent")
+    position = s.get("conversation_position")
+    where = f"Turn {position}" if position else "A turn"
+    line = (
+        f"**{where}** of conversation [{style.md(conversation)}]"
+        f"({layout.conversation_url(conversation)}): started at "
+        f"**{style.md(start) or '—'}**, work with **{style.md(final) or '—'}**"
+    )
+    continuity = s.get("continuity")
+    previous = style.md(s.get("previous_final_agent")) or "—"
+    if continuity == sc.CONTINUITY_REROUTED:
+        line += (
+            f". **Re-routed:** the previous turn ended with **{previous}**, and this one went "
+            f"back through **{style.md(start)}** only to be sent to **{previous}** again — "
+            "a model call and a handoff more, and that agent's local context lost. Start "
+            "the next turn at the agent that held the work."
+        )
+    elif continuity == sc.CONTINUITY_DIVERTED:
+        line += (
+            f". **Diverted:** the previous turn ended with **{previous}**, and this one "
+            f"started at **{style.md(start)}**, which is no entry agent."
+        )
+    elif continuity:
+        line += f" · {style.continuity_label(continuity).lower()}"
+    return line
+
+
+def _turn(run: client.RunDetail) -> None:
+    line = turn_line(run.summary)
+    if line is None:
+        return
+    if run.summary.get("continuity") in (sc.CONTINUITY_REROUTED, sc.CONTINUITY_DIVERTED):
+        st.warning(line, icon=":material/alt_route:")
+    else:
+        st.caption(line)
 
 
 def _cost(run: client.RunDetail) -> None:

@@ -18,6 +18,10 @@ formulas by the collector), so the file matches what the page shows.
 in a loop, a rejection (route or contract), a false completion or any other failure cost,
 and their share of the week's priced spend (of its tokens when nothing could be priced),
 compared the same way — last whole week, the week before, this week so far.
+
+"How conversations continued" gives, per service, the share of conversations' later
+turns that were re-routed (back through an entry agent only to reach the agent that held
+the work) or diverted (started at an agent that is neither), the same three weeks.
 """
 
 from __future__ import annotations
@@ -211,6 +215,52 @@ def _failure_cost(
     )
 
 
+def _continuity_cell(rows: pd.DataFrame, what: str) -> str:
+    """One service's turns of one week: "25 % (1 of 4 turns)"; "—" without turns."""
+    if rows.empty:
+        return "—"
+    r = rows.iloc[0]
+    n = int(r["turns"])
+    return f"{style.percent(r[f'{what}_rate'])} ({int(r[what]):,} of {style.count(n, 'turn')})"
+
+
+def _continuity(
+    review: client.Weekly, full: str | None, before: str | None, partial: str | None
+) -> None:
+    st.subheader("How conversations continued")
+    turns = review.continuity
+    if turns.empty:
+        st.caption(
+            "No run in these weeks followed another run of its conversation "
+            "(gen_ai.conversation.id: the Agents SDK's group_id, LangGraph's thread_id)."
+        )
+        return
+    services = sorted({s for s in turns["service"] if isinstance(s, str)})
+    if turns["service"].isna().any():
+        services.append("")
+    weeks = {
+        f"Last week ({full})": full,
+        f"Week before ({before})": before,
+        f"This week so far ({partial}, partial)": partial,
+    }
+    table = pd.DataFrame({"Service": [s or "—" for s in services]})
+    for what, word in (("rerouted", "Re-routed"), ("diverted", "Diverted")):
+        for label, week in weeks.items():
+            table[f"{word} · {label}"] = [
+                _continuity_cell(
+                    turns[(turns["week"] == week) & (turns["service"].fillna("") == svc)], what
+                )
+                for svc in services
+            ]
+    layout.table(table)
+    st.caption(
+        "Of each service's later turns (runs that follow another run of their conversation), "
+        "the share re-routed — back through an entry agent only to reach the agent that "
+        "already held the work, a model call and a handoff more each — and the share "
+        "diverted — started at an agent that is neither that agent nor an entry agent."
+    )
+
+
 with layout.guard():
     review = client.weekly(filters.service, filters.weeks)
     if review.weeks.empty or int(review.weeks["handoffs"].fillna(0).sum()) == 0:
@@ -305,6 +355,7 @@ with layout.guard():
                 )
 
         _failure_cost(review, full, before, partial)
+        _continuity(review, full, before, partial)
 
         st.download_button(
             "Download CSV",
