@@ -191,6 +191,15 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
         """The recorder behind the adapter, for evidence beyond these helpers."""
         return self._recorder
 
+    def current_run(self) -> tuple[str, str | None] | None:
+        """(run id, agent) of the run whose SDK span is current here — inside a function
+        tool, the run and the agent that called it; None outside a traced run."""
+        try:
+            return self._processor.current_run() if self._processor is not None else None
+        except Exception:
+            swallowed(_log, "current_run")
+            return None
+
     def run_id(self, obj: Any) -> str | None:
         """`handoff.run_id` of a `RunResult`, `RunResultStreaming`, `RunState`, or of the
         exception a run raised (e.g. `MaxTurnsExceeded`)."""

@@ -310,6 +310,19 @@ class HandoffTracingProcessor(TracingProcessor):
                 return ts.first_run
         return trace_id or None
 
+    def current_run(self) -> tuple[str, str | None] | None:
+        """(run id, agent) of the SDK span current in this context: the run it belongs to and
+        the agent of its nearest agent span (None outside a traced run). For other adapters
+        that act inside a run's tools — an A2A send is a handoff of that run."""
+        span = get_current_span()
+        node = self._open.get(span.span_id) if span is not None else None
+        run = node.run if node is not None else None
+        if run is None or not isinstance(run.run_id, str):
+            return None
+        agent_node = self._ancestor(span.span_id, ("agent",)) if span is not None else None
+        agent = getattr(getattr(agent_node, "data", None), "name", None)
+        return run.run_id, agent if isinstance(agent, str) else None
+
     def note_usage(
         self,
         *,
