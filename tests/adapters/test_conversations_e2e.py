@@ -40,7 +40,9 @@ CONVERSATION = "conv-seed003"
 
 def _desk(model: ScriptedModel) -> dict[str, Agent[Any]]:
     refund = Agent(name="refund", instructions=oa.planted("refund"), model=model)
-    billing = Agent(name="billing", instructions=oa.planted("billing"), model=model)
+    billing = Agent(
+        name="billing", instructions=oa.planted("billing"), model=model, handoffs=[refund]
+    )
     triage = Agent(
         name="triage", instructions=oa.planted("triage"), model=model, handoffs=[refund, billing]
     )
@@ -126,6 +128,34 @@ def test_turns_of_a_conversation_say_where_they_started_and_how_they_follow(
         stored="refund",
         answers={f"answer {i}": a for i, a in enumerate(answers)},
     )
+
+
+def test_declared_entry_agents_tell_a_reroute_from_a_diversion(
+    collector: Any, otlp_provider: TracerProvider, fetch_run: Any
+) -> None:
+    """This conversation's first turn starts at billing, so the collector alone would learn
+    billing, not triage, as an entry agent: a second turn starting at triage would read
+    diverted. The app declares triage an entry agent (`instrument(entry_agents=...)`): the
+    turn that goes back through triage to refund reads re-routed."""
+    set_trace_processors([])
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=otlp_provider, replace_processors=True, entry_agents=["triage"])
+    try:
+        first, _ = _turn("billing", "refund", 1)
+        second, _ = _turn("triage", "refund", 2)
+    finally:
+        inst.uninstrument()
+        set_trace_processors([])
+    otlp_provider.force_flush()
+    fetch_run(first, lambda r: r["status"] == "completed")
+    run = fetch_run(second, lambda r: r["status"] == "completed")
+    assert run["entry_agents"] == ["triage"]
+    assert (run["start_agent"], run["first_to_agent"], run["previous_final_agent"]) == (
+        "triage",
+        "refund",
+        "refund",
+    )
+    assert run["continuity"] == sc.CONTINUITY_REROUTED
 
 
 def test_langgraph_threads_are_conversations(collector: Any, otlp_provider: TracerProvider) -> None:

@@ -116,6 +116,9 @@ KEYWORDS: dict[str, str] = {
     "output_tokens": sc.GEN_AI_USAGE_OUTPUT_TOKENS,
     "model_calls": sc.USAGE_MODEL_CALLS,
     "model": sc.GEN_AI_REQUEST_MODEL,
+    "entry_agents": sc.RUN_ENTRY_AGENTS,
+    "task_id": sc.A2A_TASK_ID,
+    "task_state": sc.A2A_TASK_STATE,
 }
 """Python keyword -> contract attribute, accepted by every recording method."""
 
@@ -436,7 +439,7 @@ class HandoffRecorder:
                 sc.HANDOFF_ID: handoff_id,
                 sc.FROM_AGENT: from_agent,
                 sc.TO_AGENT: to_agent,
-                sc.CONTEXT_REQUIRED_KEYS: _names(required_keys),
+                sc.CONTEXT_REQUIRED_KEYS: names(required_keys),
             },
             evidence,
             # A handoff ends the sender's leg; a delegation's callee works inside it.
@@ -478,7 +481,7 @@ class HandoffRecorder:
         **evidence: Any,
     ) -> bool:
         """The destination was admitted (it started); `missing_keys` names absent context."""
-        missing = _names(missing_keys)
+        missing = names(missing_keys)
         return self._record(
             sc.SPAN_ACCEPT,
             {
@@ -509,7 +512,7 @@ class HandoffRecorder:
                 sc.RUN_ID: run_id,
                 sc.HANDOFF_ID: handoff_id,
                 sc.REJECTION_REASON: reason,
-                sc.REJECTION_FIELDS: _names(fields),
+                sc.REJECTION_FIELDS: names(fields),
                 sc.VERDICT: sc.CONTRACT_REJECTED,
                 sc.GEN_AI_AGENT_NAME: agent,
             },
@@ -602,7 +605,8 @@ class HandoffRecorder:
         )
 
 
-def _names(keys: Iterable[str] | None) -> tuple[str, ...] | None:
+def names(keys: Iterable[str] | None) -> tuple[str, ...] | None:
+    """Names as a tuple: one name given as a string is one name, not its letters."""
     if keys is None:
         return None
     if isinstance(keys, str):

@@ -187,7 +187,7 @@ from opentelemetry.trace import TracerProvider
 from .. import semconv as sc
 from ..instrumentor import HandoffInstrumentor
 from ..lru import Lru
-from ..recorder import HandoffRecorder
+from ..recorder import HandoffRecorder, names
 from ..stats import stats, swallowed
 from .graph import UNSET_AGENT, graph_info, graph_info_cache
 from .run import Run
@@ -234,6 +234,11 @@ class LangGraphSettings:
     require_outcome: bool = False
     """Declare that runs must be verified: the run-start span carries
     `run.outcome_required=True`, so "completed" without a passing outcome is a false completion."""
+    entry_agents: Collection[str] = ()
+    """The agents a thread's turn may start at (a supervisor, a triage), declared on every
+    run's start (`run.entry_agents`): a turn that starts at one and goes straight to the
+    agent that ended the previous turn is re-routed (docs/semconv.md, "Turns"). Without it
+    the collector learns them from the threads' first runs."""
 
 
 @dataclass
@@ -474,6 +479,7 @@ class LangGraphInstrumentor(HandoffInstrumentor):
                     run.run_id,
                     conversation_id=conv,
                     outcome_required=True if settings.require_outcome else None,
+                    entry_agents=names(settings.entry_agents) or None,
                 )
             if plan.resume is not None:
                 self._decide(run, plan.resume)

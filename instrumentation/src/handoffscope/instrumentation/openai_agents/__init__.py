@@ -74,7 +74,7 @@ from opentelemetry.trace import TracerProvider
 
 from .. import semconv as sc
 from ..instrumentor import HandoffInstrumentor
-from ..recorder import HandoffRecorder
+from ..recorder import HandoffRecorder, names
 from ..stats import stats, swallowed
 
 _log = logging.getLogger(__name__)
@@ -101,6 +101,11 @@ class OpenAIAgentsSettings:
     """Declare that every run's completion must be proven by a verifier (`record_outcome`):
     a run that completes without a passing one is then a false completion even before the
     service has reported any outcome (otherwise it is `unverified`)."""
+    entry_agents: tuple[str, ...] = ()
+    """The agents a conversation's turn may start at (a triage, a supervisor), declared on
+    every run's start (`run.entry_agents`): a turn that starts at one and goes straight to
+    the agent that ended the previous turn is re-routed (docs/semconv.md, "Turns").
+    Without it the collector learns them from the conversations' first runs."""
 
 
 class OpenAIAgentsInstrumentor(HandoffInstrumentor):
@@ -143,6 +148,7 @@ class OpenAIAgentsInstrumentor(HandoffInstrumentor):
             tracer_provider=provider,
             run_id_source=settings.run_id_source,
             require_outcome=settings.require_outcome,
+            entry_agents=names(settings.entry_agents) or (),
         )
         try:
             if settings.replace_processors:

@@ -200,11 +200,13 @@ class HandoffTracingProcessor(TracingProcessor):
         tracer_provider: Any = None,
         run_id_source: str = RUN_ID_FROM_TRACE,
         require_outcome: bool = False,
+        entry_agents: tuple[str, ...] = (),
     ) -> None:
         self.recorder = recorder
         self.tracer_provider = tracer_provider
         self.run_id_source = run_id_source
         self.require_outcome = require_outcome
+        self.entry_agents = entry_agents or None
         self._delegations: Lru[str, str] = Lru(MAX_OPEN_SPANS)
         """Open tool-call span id -> the delegation (agent-as-tool) running inside it."""
         self._agent_names: Lru[str, str] = Lru(MAX_TRACES)
@@ -519,6 +521,7 @@ class HandoffTracingProcessor(TracingProcessor):
                                 "agent": name,
                                 "conversation_id": tr.conversation_id,
                                 "outcome_required": True if self.require_outcome else None,
+                                "entry_agents": self.entry_agents,
                             },
                         )
                     )
