@@ -43,8 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# No importorskip: a2a-sdk is a dev dependency (the instrumentation's `a2a` extra), and a
+# test that cannot run must fail, not skip.
+import a2a_server
 import httpx
 import pytest
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.helpers import new_text_message
+from a2a.types import AgentCard, Role, SendMessageRequest, StreamResponse
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -53,15 +59,7 @@ from support.privacy import assert_content_free
 
 from handoffscope.instrumentation import configure
 from handoffscope.instrumentation import semconv as sc
-
-pytest.importorskip("a2a")
-
-import a2a_server  # noqa: E402
-from a2a.client import A2ACardResolver, ClientConfig, create_client  # noqa: E402
-from a2a.helpers import new_text_message  # noqa: E402
-from a2a.types import AgentCard, Role, SendMessageRequest, StreamResponse  # noqa: E402
-
-from handoffscope.instrumentation.a2a import A2AInstrumentor  # noqa: E402
+from handoffscope.instrumentation.a2a import A2AInstrumentor
 
 SERVER = Path(__file__).with_name("a2a_server.py")
 GRACE_SECONDS = 2
@@ -278,6 +276,46 @@ def test_completed_task_is_one_healthy_handoff_of_the_senders_run(
     assert len(run["trace_ids"]) == 1
     # Completed, but nothing verified the result: the engine says so.
     assert (run["final_agent"], run["verdict"]) == ("triage", sc.UNVERIFIED)
+
+
+def test_two_services_reporting_to_two_collectors_on_one_postgresql(
+    collector_factory: Any, postgres_dsn: str, sentinel: str
+) -> None:
+    """Each service reports to its own collector; the two share one PostgreSQL store. The
+    sender's request (collector A) and the receiver's admission (collector B) still meet as
+    one handoff of the sender's run, whichever collector's judge holds the lease, and both
+    collectors answer it alike."""
+    args = ["--store", postgres_dsn, "--grace-seconds", str(GRACE_SECONDS)]
+    near, far = collector_factory(args=args), collector_factory(args=args)
+    receiver = start_receiver(far, sentinel)
+    try:
+        with sending_service(near) as sender:
+
+            async def scenario() -> list[StreamResponse]:
+                card = await card_of(receiver.urls["hello"])
+                return await send(card, f"Hi there {sentinel}-prompt")
+
+            chunks = asyncio.run(scenario())
+            assert task_state(chunks) == sc.A2A_COMPLETED
+            run_id = sender.inst.run_id(chunks[0].task.id)
+            assert run_id is not None
+            run = sender.run(
+                run_id,
+                lambda r: (
+                    r["status"] == "completed"
+                    and judged(r)
+                    and r["handoffs"][0]["destination_started"] is True
+                ),
+            )
+    finally:
+        stop_receiver(receiver)
+    h = only_handoff(run)
+    assert edge(h) == (sc.KIND_DELEGATION, "triage", "Hello World Agent", sc.HEALTHY)
+    assert (h["task_id"], h["task_state"]) == (chunks[0].task.id, sc.A2A_COMPLETED)
+    services = {s["attributes"].get(sc.GEN_AI_AGENT_NAME) for s in run["spans"]}
+    assert "Hello World Agent" in services  # the receiver's evidence, through collector B
+    other = far.run(run_id, lambda r: judged(r))
+    assert [edge(x) for x in other["handoffs"]] == [edge(h)]
 
 
 def test_rejected_task_is_contract_rejected(

@@ -13,25 +13,22 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+# a2a-sdk is a dev dependency: imported outright, so a missing one fails, never skips.
+import a2a_server
 import pytest
+from a2a.helpers import new_text_message
+from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types import Role, SendMessageRequest, TaskState
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from handoffscope.instrumentation import semconv as sc
-
-pytest.importorskip("a2a")
-
-import a2a_server  # noqa: E402
-from a2a.helpers import new_text_message  # noqa: E402
-from a2a.server.context import ServerCallContext  # noqa: E402
-from a2a.server.request_handlers import DefaultRequestHandler  # noqa: E402
-from a2a.server.tasks import InMemoryTaskStore  # noqa: E402
-from a2a.types import Role, SendMessageRequest, TaskState  # noqa: E402
-
-from handoffscope.instrumentation.a2a import A2AInstrumentor  # noqa: E402
-from handoffscope.instrumentation.a2a.propagation import extract, inject  # noqa: E402
-from handoffscope.instrumentation.a2a.states import state_name  # noqa: E402
+from handoffscope.instrumentation.a2a import A2AInstrumentor
+from handoffscope.instrumentation.a2a.propagation import extract, inject
+from handoffscope.instrumentation.a2a.states import state_name
 
 
 @pytest.fixture
