@@ -320,6 +320,22 @@ def test_board_pages_show_the_api_figures_in_chromium(
             owner = waiting["waits"][0]["owner"]
             assert owner in page.locator('[data-testid="stMain"]').inner_text()
             page.screenshot(path=str(shots / "board_run_detail_wait.png"))
+
+            # A run that is a turn of a conversation links to it; the link opens the
+            # Conversation page on that thread, its one turn listed.
+            page.goto(f"{dashboard}/run_detail?run_id={SEARCH_RUN}")
+            settle(page)
+            page.get_by_text(f"Open conversation {CONVERSATION_ID}").first.click()
+            page.wait_for_url(
+                f"**/conversation?conversation_id={CONVERSATION_ID}", timeout=PAGE_SECONDS * 1000
+            )
+            settle(page)
+            assert _metric(page, "Turns") == "1"
+            # The grid draws on a canvas; its cells are in the DOM, hidden, for accessibility.
+            cell = page.locator('[data-testid="stDataFrame"] td', has_text="First turn")
+            cell.first.wait_for(state="attached", timeout=PAGE_SECONDS * 1000)
+            assert cell.count() == 1
+            page.screenshot(path=str(shots / "board_conversation.png"))
         finally:
             browser.close()
     assert noise == [], "\n".join(noise)

@@ -99,8 +99,10 @@ def test_the_conversation_lists_its_turns_in_order(turns_api, monkeypatch) -> No
 def test_run_detail_says_a_turn_was_rerouted(turns_api, monkeypatch) -> None:
     at = open_page("run_detail", monkeypatch, turns_api, query={"run_id": TURNS[1]})
     page = _words(at)
-    assert f"Turn 2 of conversation [{CONVERSATION}]" in page, page
-    assert layout.conversation_url(CONVERSATION) in page
+    assert f"Turn 2 of conversation {CONVERSATION}" in page, page
+    (link,) = at.get("page_link")
+    assert link.proto.label.replace("`", "") == f"Open conversation {CONVERSATION}"
+    assert link.proto.page.endswith("conversation")
     assert (
         "Re-routed: the previous turn ended with refund, and this one went back through "
         "triage only to be sent to refund again" in page

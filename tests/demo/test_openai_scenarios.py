@@ -33,8 +33,9 @@ VERDICTS = {
     "approval_overdue": sc.APPROVAL_OVERDUE,
     "multiple_handoffs": sc.ROUTE_REJECTED,
     "false_complete": sc.FALSE_COMPLETE,
+    "follow_up": sc.HEALTHY,
 }
-RUNS = {"healthy": 60, "false_complete": 6}
+RUNS = {"healthy": 60, "false_complete": 6, "follow_up": 6}
 """Kinds with a random variant (path, verifier) run several times, enough that every
 variant comes up (the seed is fixed, so this does not flake); the rest once."""
 ENDED = {sc.RUN_STATUS_COMPLETED, sc.RUN_STATUS_INTERRUPTED, sc.RUN_STATUS_MAX_TURNS}
@@ -102,7 +103,23 @@ def test_every_kind_reaches_its_verdict_through_the_collector(
         }
         for kind, details in runs.items():
             assert [r["verdict"] for r in details] == [VERDICTS[kind]] * len(details), kind
-            assert all(r["path"][0] == "triage" for r in details), kind
+            if kind != "follow_up":  # a follow-up may start where the work was
+                assert all(r["path"][0] == "triage" for r in details), kind
+
+        # A follow-up is the second turn of its conversation: it continued with the agent
+        # that held the work, or went back through triage to reach it again.
+        follow_ups = runs["follow_up"]
+        assert {r["continuity"] for r in follow_ups} == {
+            sc.CONTINUITY_CONTINUED,
+            sc.CONTINUITY_REROUTED,
+        }
+        for r in follow_ups:
+            assert r["conversation_position"] == 2 and r["previous_run_id"], r["run_id"]
+            assert r["final_agent"] == r["previous_final_agent"], r["run_id"]
+            if r["continuity"] == sc.CONTINUITY_REROUTED:
+                assert (r["start_agent"], r["first_to_agent"]) == ("triage", r["final_agent"])
+            else:
+                assert r["start_agent"] == r["final_agent"] and r["handoff_count"] == 0
 
         paths = {tuple(r["path"]) for r in runs["healthy"]}
         assert paths == {("triage", *p) for p in demo.HEALTHY_PATHS}

@@ -21,6 +21,7 @@ one-line helpers, as in examples/openai_agents_app.py.
 | `approval_overdue` | same pause, deadline `OVERDUE_WINDOW_S` (5–30 s) ahead, never decided | `waiting_on_approval`, then `approval_overdue` on the live board |
 | `multiple_handoffs` | triage asks for billing and refunds/escalation in one turn; the SDK takes the first | `route_rejected` |
 | `false_complete` | the run completes but the verifier fails, or is never run | `false_complete` |
+| `follow_up` | two turns of one conversation (`group_id`): the second starts at the first's `last_agent` (continued), or at triage, which hands straight back to it (re-routed) | `healthy`; continuity `continued` or `rerouted` |
 
 Offline: no API key, no network. `setup()` empties the SDK's trace processor list before
 instrumenting with `replace_processors=True`, so the SDK's default exporter (which would
@@ -77,6 +78,7 @@ KINDS: dict[str, float] = {
     "approval_overdue": 0.4,
     "multiple_handoffs": 0.4,
     "false_complete": 0.6,
+    "follow_up": 1.0,
 }
 
 HEALTHY_PATHS: dict[tuple[str, ...], float] = {
@@ -178,7 +180,7 @@ def _model(rng: random.Random, steps: list[Any]) -> ScriptedModel:
     return model
 
 
-def _config(model: ScriptedModel) -> tuple[str, RunConfig]:
+def _config(model: ScriptedModel, group: str | None = None) -> tuple[str, RunConfig]:
     # The trace id is chosen here so the run id is known even if the adapter is not
     # attached (SDK tracing disabled); group_id becomes gen_ai.conversation.id.
     trace_id = gen_trace_id()
@@ -186,7 +188,7 @@ def _config(model: ScriptedModel) -> tuple[str, RunConfig]:
         model=model,
         workflow_name=WORKFLOW,
         trace_id=trace_id,
-        group_id=f"conv-{uuid.uuid4().hex[:12]}",
+        group_id=group or f"conv-{uuid.uuid4().hex[:12]}",
     )
 
 
@@ -311,6 +313,28 @@ async def _approval_overdue(rng: random.Random) -> str:
     return await _approval(rng, OVERDUE_WINDOW_S, decide=False)
 
 
+async def _follow_up(rng: random.Random) -> str:
+    """Two turns of one conversation (one `group_id`): the customer comes back. Half the
+    time the app starts the second turn at `result.last_agent`, as the SDK's docs advise
+    (continued); half the time at triage again, which hands straight back to the agent that
+    already held the work (re-routed: a model call and a handoff more). Both verified."""
+    path = rng.choices(list(HEALTHY_PATHS), weights=list(HEALTHY_PATHS.values()))[0]
+    group = f"conv-{uuid.uuid4().hex[:12]}"
+    _, config = _config(_model(rng, _path_steps(path, rng)), group)
+    first = await Runner.run(TRIAGE, "Customer message.", run_config=config)
+    _instrumentor().record_outcome(first, VERIFIERS[path[-1]], True, receipt_id=_receipt())
+    holder = path[-1]
+    answer = [[_work(holder, rng)], [assistant_message("Done: your follow-up is resolved.")]]
+    if rng.random() < 0.5:
+        start, steps = first.last_agent, answer
+    else:
+        start, steps = TRIAGE, [[_transfer(holder)], *answer]
+    trace_id, config = _config(_model(rng, steps), group)
+    second = await Runner.run(start, "Customer follow-up.", run_config=config)
+    _instrumentor().record_outcome(second, VERIFIERS[holder], True, receipt_id=_receipt())
+    return _run_id(second, trace_id)
+
+
 SCENARIOS: dict[str, Callable[[random.Random], Coroutine[Any, Any, str]]] = {
     "healthy": _healthy,
     "ping_pong": _ping_pong,
@@ -319,6 +343,7 @@ SCENARIOS: dict[str, Callable[[random.Random], Coroutine[Any, Any, str]]] = {
     "approval_overdue": _approval_overdue,
     "multiple_handoffs": _multiple_handoffs,
     "false_complete": _false_complete,
+    "follow_up": _follow_up,
 }
 
 

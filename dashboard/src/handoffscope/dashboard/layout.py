@@ -233,10 +233,6 @@ def run_url(run_id: str) -> str:
     return f"{RUN_PAGE_URL_PATH}?run_id={quote(str(run_id), safe='')}"
 
 
-def conversation_url(conversation_id: str) -> str:
-    return f"{CONVERSATION_PAGE_URL_PATH}?conversation_id={quote(str(conversation_id), safe='')}"
-
-
 def with_run_links(df: pd.DataFrame, column: str = "run_id") -> pd.DataFrame:
     """Replace the run id by a link to its Run detail page (shown as the id)."""
     out = df.copy()

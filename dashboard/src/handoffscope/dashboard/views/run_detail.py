@@ -203,8 +203,7 @@ def turn_line(s: dict[str, Any]) -> str | None:
     position = s.get("conversation_position")
     where = f"Turn {position}" if position else "A turn"
     line = (
-        f"**{where}** of conversation [{style.md(conversation)}]"
-        f"({layout.conversation_url(conversation)}): started at "
+        f"**{where}** of conversation {style.md(conversation)}: started at "
         f"**{style.md(start) or '—'}**, work with **{style.md(final) or '—'}**"
     )
     continuity = s.get("continuity")
@@ -234,6 +233,14 @@ def _turn(run: client.RunDetail) -> None:
         st.warning(line, icon=":material/alt_route:")
     else:
         st.caption(line)
+    # A page link, not a Markdown one: it opens the page in this tab, filters kept.
+    conversation = str(run.summary.get("conversation_id"))
+    st.page_link(
+        "views/conversation.py",
+        label=f"Open conversation {style.md(conversation)}",
+        icon=":material/forum:",
+        query_params={"conversation_id": conversation},
+    )
 
 
 def _cost(run: client.RunDetail) -> None:
