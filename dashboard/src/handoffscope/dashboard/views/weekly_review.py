@@ -186,6 +186,17 @@ def _cost_cell(rows: pd.DataFrame) -> str:
     return f"{n}, {cost.NOT_PRICED} ({runs})"
 
 
+def _three_weeks(
+    full: str | None, before: str | None, partial: str | None
+) -> dict[str, str | None]:
+    """Column label -> week: the last whole week, the one before, this week so far."""
+    return {
+        f"Last week ({full})": full,
+        f"Week before ({before})": before,
+        f"This week so far ({partial}, partial)": partial,
+    }
+
+
 def _failure_cost(
     review: client.Weekly, full: str | None, before: str | None, partial: str | None
 ) -> None:
@@ -196,11 +207,7 @@ def _failure_cost(
         return
     groups = spend.assign(_group=[_cost_group(v) for v in spend["verdict"]])
     names = [*COST_GROUPS, OTHER_FAILURES]
-    weeks = {
-        f"Last week ({full})": full,
-        f"Week before ({before})": before,
-        f"This week so far ({partial}, partial)": partial,
-    }
+    weeks = _three_weeks(full, before, partial)
     table = pd.DataFrame({"Runs that ended in": names})
     for label, week in weeks.items():
         table[label] = [
@@ -238,11 +245,7 @@ def _continuity(
     services = sorted({s for s in turns["service"] if isinstance(s, str)})
     if turns["service"].isna().any():
         services.append("")
-    weeks = {
-        f"Last week ({full})": full,
-        f"Week before ({before})": before,
-        f"This week so far ({partial}, partial)": partial,
-    }
+    weeks = _three_weeks(full, before, partial)
     table = pd.DataFrame({"Service": [s or "—" for s in services]})
     for what, word in (("rerouted", "Re-routed"), ("diverted", "Diverted")):
         for label, week in weeks.items():
