@@ -238,6 +238,44 @@ def judged(run: dict[str, Any]) -> bool:
     return bool(run["handoffs"]) and all(h["verdict"] != sc.IN_FLIGHT for h in run["handoffs"])
 
 
+def ended(status: str) -> Callable[[dict[str, Any]], bool]:
+    """The run has reached `status` and every handoff of it is judged."""
+    return lambda r: r["status"] == status and judged(r)
+
+
+def handoff_of(
+    sender: Sender, run_id: str, until: Callable[[dict[str, Any]], bool]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The collector's run once `until(run)` holds, and its one handoff."""
+    run = sender.run(run_id, until)
+    return run, only_handoff(run)
+
+
+def delegated(to_agent: str, verdict: str, *, by: str = "triage") -> tuple[str, ...]:
+    """The `edge` of a delegation from `by` (the sending agent) to `to_agent`."""
+    return (sc.KIND_DELEGATION, by, to_agent, verdict)
+
+
+def send_to(url: str, text: str, *, task_id: str | None = None) -> list[StreamResponse]:
+    """Resolve the agent's card and send it `text`, as the sample's client does."""
+
+    async def exchange() -> list[StreamResponse]:
+        return await send(await card_of(url), text, task_id=task_id)
+
+    return asyncio.run(exchange())
+
+
+def sent_task(sender: Sender, url: str, text: str, state: str) -> tuple[str, str]:
+    """Send `text` to the agent at `url`; its task must answer in `state`. Returns the task
+    id and the sender's run id for it."""
+    chunks = send_to(url, text)
+    assert task_state(chunks) == state
+    task_id = chunks[0].task.id
+    run_id = sender.inst.run_id(task_id)
+    assert run_id is not None
+    return task_id, run_id
+
+
 # -- scenarios ---------------------------------------------------------------------------------
 
 
@@ -247,25 +285,13 @@ def test_completed_task_is_one_healthy_handoff_of_the_senders_run(
     """The helloworld sample's exchange: the sender's request and the receiver's admission
     meet as one handoff of the sender's run, in one trace across the two processes."""
     _, receiver = services
-
-    async def scenario() -> list[StreamResponse]:
-        card = await card_of(receiver.urls["hello"])
-        return await send(card, f"Hi there {sentinel}-prompt")
-
-    chunks = asyncio.run(scenario())
-    assert task_state(chunks) == sc.A2A_COMPLETED
-    task_id = chunks[0].task.id
-    run_id = sender.inst.run_id(task_id)
-    assert run_id is not None and run_id.startswith("a2a-run-")
-
-    run = sender.run(run_id, lambda r: r["status"] == "completed" and judged(r))
-    h = only_handoff(run)
-    assert edge(h) == (
-        sc.KIND_DELEGATION,
-        "triage",
-        "Hello World Agent",
-        sc.HEALTHY,
+    task_id, run_id = sent_task(
+        sender, receiver.urls["hello"], f"Hi there {sentinel}-prompt", sc.A2A_COMPLETED
     )
+    assert run_id.startswith("a2a-run-")
+
+    run, h = handoff_of(sender, run_id, ended(sc.RUN_STATUS_COMPLETED))
+    assert edge(h) == delegated("Hello World Agent", sc.HEALTHY)
     assert h["destination_started"] is True
     # The receiver's evidence is in the sender's run and trace: its accept names the
     # remote agent and the task, from the other process.
@@ -290,28 +316,21 @@ def test_two_services_reporting_to_two_collectors_on_one_postgresql(
     receiver = start_receiver(far, sentinel)
     try:
         with sending_service(near) as sender:
-
-            async def scenario() -> list[StreamResponse]:
-                card = await card_of(receiver.urls["hello"])
-                return await send(card, f"Hi there {sentinel}-prompt")
-
-            chunks = asyncio.run(scenario())
-            assert task_state(chunks) == sc.A2A_COMPLETED
-            run_id = sender.inst.run_id(chunks[0].task.id)
-            assert run_id is not None
-            run = sender.run(
+            task_id, run_id = sent_task(
+                sender, receiver.urls["hello"], f"Hi there {sentinel}-prompt", sc.A2A_COMPLETED
+            )
+            run, h = handoff_of(
+                sender,
                 run_id,
                 lambda r: (
-                    r["status"] == "completed"
-                    and judged(r)
+                    ended(sc.RUN_STATUS_COMPLETED)(r)
                     and r["handoffs"][0]["destination_started"] is True
                 ),
             )
     finally:
         stop_receiver(receiver)
-    h = only_handoff(run)
-    assert edge(h) == (sc.KIND_DELEGATION, "triage", "Hello World Agent", sc.HEALTHY)
-    assert (h["task_id"], h["task_state"]) == (chunks[0].task.id, sc.A2A_COMPLETED)
+    assert edge(h) == delegated("Hello World Agent", sc.HEALTHY)
+    assert (h["task_id"], h["task_state"]) == (task_id, sc.A2A_COMPLETED)
     services = {s["attributes"].get(sc.GEN_AI_AGENT_NAME) for s in run["spans"]}
     assert "Hello World Agent" in services  # the receiver's evidence, through collector B
     other = far.run(run_id, lambda r: judged(r))
@@ -322,24 +341,12 @@ def test_rejected_task_is_contract_rejected(
     services: tuple[Any, Receiver], sender: Sender, sentinel: str
 ) -> None:
     _, receiver = services
-
-    async def scenario() -> list[StreamResponse]:
-        card = await card_of(receiver.urls["refusing"])
-        return await send(card, f"Refund everything {sentinel}-prompt")
-
-    chunks = asyncio.run(scenario())
-    assert task_state(chunks) == sc.A2A_REJECTED
-    run_id = sender.inst.run_id(chunks[0].task.id)
-    assert run_id is not None
-
-    run = sender.run(run_id, lambda r: r["status"] == "failed" and judged(r))
-    h = only_handoff(run)
-    assert edge(h) == (
-        sc.KIND_DELEGATION,
-        "triage",
-        "Refusing Agent",
-        sc.CONTRACT_REJECTED,
+    _, run_id = sent_task(
+        sender, receiver.urls["refusing"], f"Refund everything {sentinel}-prompt", sc.A2A_REJECTED
     )
+
+    run, h = handoff_of(sender, run_id, ended(sc.RUN_STATUS_FAILED))
+    assert edge(h) == delegated("Refusing Agent", sc.CONTRACT_REJECTED)
     # A refusal is not an admission: the agent never started on the task.
     assert h["destination_started"] is None
     assert h["rejection_reason"] is None  # A2A gives no reason code; its text stays home
@@ -350,22 +357,15 @@ def test_input_required_is_a_wait_then_the_answer_completes_it(
     services: tuple[Any, Receiver], sender: Sender, sentinel: str
 ) -> None:
     collector, receiver = services
+    url = receiver.urls["asking"]
+    task_id, run_id = sent_task(
+        sender, url, f"Where is my parcel {sentinel}-prompt", sc.A2A_INPUT_REQUIRED
+    )
 
-    async def ask() -> tuple[AgentCard, list[StreamResponse]]:
-        card = await card_of(receiver.urls["asking"])
-        return card, await send(card, f"Where is my parcel {sentinel}-prompt")
-
-    card, chunks = asyncio.run(ask())
-    assert task_state(chunks) == sc.A2A_INPUT_REQUIRED
-    task_id = chunks[0].task.id
-    run_id = sender.inst.run_id(task_id)
-    assert run_id is not None
-
-    run = sender.run(run_id, lambda r: r["status"] == "interrupted" and judged(r))
-    h = only_handoff(run)
+    run, h = handoff_of(sender, run_id, ended(sc.RUN_STATUS_INTERRUPTED))
     # An in-memory task store loses the wait on a restart, and A2A names no deadline:
     # a wait whose resumption is not assured.
-    assert edge(h) == (sc.KIND_DELEGATION, "triage", "Asking Agent", sc.WAIT_UNCERTAIN)
+    assert edge(h) == delegated("Asking Agent", sc.WAIT_UNCERTAIN)
     assert (h["destination_started"], h["wait"]) == (True, True)
     approvals = collector.api("/api/v1/approvals")["approvals"]
     sender.answers.append(json.dumps(approvals))
@@ -387,14 +387,15 @@ def test_input_required_is_a_wait_then_the_answer_completes_it(
     assert wait["state_persisted"] is False
 
     # The answer continues the same task, so the same handoff: no second request.
-    answer = asyncio.run(send(card, f"Order 7 {sentinel}-answer", task_id=task_id))
+    answer = send_to(url, f"Order 7 {sentinel}-answer", task_id=task_id)
     assert task_state(answer) == sc.A2A_COMPLETED
     assert sender.inst.run_id(task_id) == run_id
 
-    run = sender.run(
-        run_id, lambda r: r["status"] == "completed" and r["handoffs"][0]["wait_decision"]
+    run, h = handoff_of(
+        sender,
+        run_id,
+        lambda r: r["status"] == sc.RUN_STATUS_COMPLETED and r["handoffs"][0]["wait_decision"],
     )
-    h = only_handoff(run)
     assert (h["verdict"], h["wait_decision"]) == (sc.HEALTHY, sc.WAIT_DECISION_APPROVED)
     assert run["pending_approvals"] == 0
     approvals = collector.api("/api/v1/approvals")["approvals"]
@@ -422,16 +423,10 @@ def test_nothing_listening_is_destination_not_started(sender: Sender) -> None:
     rec.run_started(run_id, agent="triage")  # the app's own run this time
     with pytest.raises(A2AClientError), sender.inst.sending(run_id, agent="triage"):
         asyncio.run(send(card, "Anyone there?"))
-    rec.run_ended(run_id, "failed", final_agent="triage")
+    rec.run_ended(run_id, sc.RUN_STATUS_FAILED, final_agent="triage")
 
-    run = sender.run(run_id, lambda r: r["status"] == "failed" and judged(r))
-    h = only_handoff(run)
-    assert edge(h) == (
-        sc.KIND_DELEGATION,
-        "triage",
-        "Billing Agent",
-        sc.DESTINATION_NOT_STARTED,
-    )
+    _, h = handoff_of(sender, run_id, ended(sc.RUN_STATUS_FAILED))
+    assert edge(h) == delegated("Billing Agent", sc.DESTINATION_NOT_STARTED)
     assert h["destination_started"] is False
 
 
@@ -439,23 +434,15 @@ def test_task_queued_but_never_started_is_destination_not_started_after_the_grac
     services: tuple[Any, Receiver], sender: Sender
 ) -> None:
     _, receiver = services
-
-    async def scenario() -> list[StreamResponse]:
-        card = await card_of(receiver.urls["idle"])
-        return await send(card, "Please look into it")
-
-    chunks = asyncio.run(scenario())
-    assert task_state(chunks) == sc.A2A_SUBMITTED
-    task_id = chunks[0].task.id
-    run_id = sender.inst.run_id(task_id)
-    assert run_id is not None
+    task_id, run_id = sent_task(
+        sender, receiver.urls["idle"], "Please look into it", sc.A2A_SUBMITTED
+    )
 
     # In flight until the grace has passed, then judged (the collector judges on query).
-    run = sender.run(run_id, judged)
-    h = only_handoff(run)
-    assert edge(h) == (sc.KIND_DELEGATION, "triage", "Idle Agent", sc.DESTINATION_NOT_STARTED)
+    run, h = handoff_of(sender, run_id, judged)
+    assert edge(h) == delegated("Idle Agent", sc.DESTINATION_NOT_STARTED)
     assert h["destination_started"] is None
-    assert run["status"] == "started"  # a run of its own, its task still queued
+    assert run["status"] == sc.RUN_STATUS_STARTED  # a run of its own, its task still queued
     # The task id came from the client side alone: the receiver recorded nothing.
     assert [s["name"] for s in run["spans"] if s["name"] == sc.SPAN_ACCEPT] == []
     requests = [s["attributes"] for s in run["spans"] if s["name"] == sc.SPAN_REQUEST]
@@ -480,14 +467,10 @@ def test_failed_task_is_run_failed(
     with pytest.raises(InternalError):  # a JSON-RPC error answer: the server was reached
         asyncio.run(scenario())
 
-    run = sender.run(run_id, lambda r: judged(r) and r["handoffs"][0]["verdict"] == sc.RUN_FAILED)
-    h = only_handoff(run)
-    assert edge(h) == (
-        sc.KIND_DELEGATION,
-        "triage",
-        "Failing Agent",
-        sc.RUN_FAILED,
+    run, h = handoff_of(
+        sender, run_id, lambda r: judged(r) and r["handoffs"][0]["verdict"] == sc.RUN_FAILED
     )
+    assert edge(h) == delegated("Failing Agent", sc.RUN_FAILED)
     # It had started: the error answer did not make the client call it unreachable.
     assert h["destination_started"] is True
     states = {
@@ -560,16 +543,10 @@ def test_send_from_an_agents_sdk_tool_is_a_handoff_of_that_run(
     with agents_sdk_instrumented(sender.provider):
         run_id = asyncio.run(concierge_asks_billing(receiver.urls["hello"], sentinel))
 
-    run = sender.run(run_id, lambda r: r["status"] == "completed" and judged(r))
-    h = only_handoff(run)
+    run, h = handoff_of(sender, run_id, ended(sc.RUN_STATUS_COMPLETED))
     # The SDK run's agent sent it (not the instrumentor's `agent_name` "triage"), and the
     # remote's admission joined that run.
-    assert edge(h) == (
-        sc.KIND_DELEGATION,
-        "concierge",
-        "Hello World Agent",
-        sc.HEALTHY,
-    )
+    assert edge(h) == delegated("Hello World Agent", sc.HEALTHY, by="concierge")
     assert h["destination_started"] is True
     assert (run["run_id"], run["final_agent"]) == (run_id, "concierge")
 
@@ -612,14 +589,8 @@ def test_send_from_a_langgraph_node_is_a_handoff_of_that_run(
         lg.uninstrument()
     assert run_id is not None
 
-    run = sender.run(run_id, lambda r: r["status"] == "completed" and judged(r))
-    h = only_handoff(run)
-    assert edge(h) == (
-        sc.KIND_DELEGATION,
-        "concierge",
-        "Hello World Agent",
-        sc.HEALTHY,
-    )
+    _, h = handoff_of(sender, run_id, ended(sc.RUN_STATUS_COMPLETED))
+    assert edge(h) == delegated("Hello World Agent", sc.HEALTHY, by="concierge")
 
 
 # -- no content ---------------------------------------------------------------------------------

@@ -25,6 +25,10 @@ from handoffscope.instrumentation import semconv as sc
 # required; the failure kinds, a pending wait and healthy runs must all appear.
 EXPECTED = [v for v in sc.PRECEDENCE if v != sc.IN_FLIGHT]
 DEADLINE_S = 150
+BACKFILL_WEEKS = 3
+"""Three weeks back from now always cover the two ISO weeks before this one in full
+(two would leave the older one a sliver on a Sunday night), so both past weeks hold
+history whatever day the test runs."""
 
 
 def test_demo_shows_every_verdict(tmp_path: Path) -> None:
@@ -34,7 +38,7 @@ def test_demo_shows_every_verdict(tmp_path: Path) -> None:
         "--db", str(tmp_path / "demo.duckdb"),
         "--http-port", str(http_port), "--grpc-port", str(grpc_port),
         "--no-dashboard", "--duration", str(DEADLINE_S), "--rate", "12",
-        "--backfill-weeks", "2", "--backfill-runs", "40",
+        "--backfill-weeks", str(BACKFILL_WEEKS), "--backfill-runs", "40",
         "--grace-seconds", "2", "--seed", "7",
     ]  # fmt: skip
     log = (tmp_path / "demo.log").open("w")
@@ -64,7 +68,9 @@ def test_demo_shows_every_verdict(tmp_path: Path) -> None:
                 return seen == set(EXPECTED) and bool(notified)
 
             eventually(progress, timeout=DEADLINE_S, every=1, or_last=True)
-            weekly = client.get("/api/v1/review/weekly").json()
+            weekly = client.get(
+                "/api/v1/review/weekly", params={"weeks": BACKFILL_WEEKS + 1}
+            ).json()
     finally:
         demo.send_signal(signal.SIGTERM)
         code = demo.wait(60)
@@ -72,8 +78,14 @@ def test_demo_shows_every_verdict(tmp_path: Path) -> None:
     output = (tmp_path / "demo.log").read_text()
     assert sorted(set(EXPECTED) - seen) == [], output[-3000:]
     assert code == 0, output[-3000:]
-    assert "backfill: 80/80 runs" in output
+    assert "backfill: 120/120 runs" in output
     assert sum(w["handoffs"] for w in weekly["weeks"]) > 0  # history for the weekly review
+    # The history reports usage too: "What failures cost" has priced weeks before this
+    # one (live traffic only reaches this week), and failures among what they cost.
+    past = [s for s in weekly["spend"] if s["week"] != weekly["this_week"]]
+    priced = [s for s in past if s["usage"] and s["usage"]["cost_usd"] > 0]
+    assert len({s["week"] for s in priced}) >= 2, weekly["spend"]
+    assert {s["verdict"] for s in priced} - {sc.HEALTHY}, weekly["spend"]
     assert "unavailable" not in output  # both framework scenario modules loaded
     # The demo's own receiver got the collector's signed notifications, and the API (so
     # the dashboard) shows them as sent.

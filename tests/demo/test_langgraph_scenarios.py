@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from demo_support import assert_priced
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -114,14 +115,7 @@ def test_every_kind_reaches_its_verdict_through_the_collector(
             assert all(r["service"] == "demo-langgraph" for r in details), kind
             assert all(r["path"][0] == "triage" for r in details), kind
 
-        # Every run says what it cost: its model calls reported tokens under a model the
-        # collector's price table knows, so the board shows dollars, not "not priced".
-        for kind, details in runs.items():
-            for r in details:
-                usage = r["usage"]
-                assert usage is not None and usage["model_calls"] >= 1, (kind, r["run_id"])
-                assert usage["model"] == demo.DEMO_MODEL and usage["input_tokens"] > 0, kind
-                assert usage["cost_usd"] and not usage["unpriced_models"], (kind, usage)
+        assert_priced(runs, demo.DEMO_MODEL)
 
         assert {tuple(r["path"]) for r in runs["healthy"]} == {
             ("triage", *p) for p in demo.HEALTHY_PATHS

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from agents.tracing import get_trace_provider, set_trace_processors
+from demo_support import assert_priced
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -128,14 +129,7 @@ def test_every_kind_reaches_its_verdict_through_the_collector(
             assert [o["result"] for o in r["outcomes"]] == [sc.OUTCOME_PASS]
             assert r["handoffs"][0]["history_items_forwarded"] is not None
 
-        # Every run says what it cost: its model calls reported tokens under a model the
-        # collector's price table knows, so the board shows dollars, not "not priced".
-        for kind, details in runs.items():
-            for r in details:
-                usage = r["usage"]
-                assert usage is not None and usage["model_calls"] >= 1, (kind, r["run_id"])
-                assert usage["model"] == demo.DEMO_MODEL and usage["input_tokens"] > 0, kind
-                assert usage["cost_usd"] and not usage["unpriced_models"], (kind, usage)
+        assert_priced(runs, demo.DEMO_MODEL)
 
         (loop,) = runs["ping_pong"]
         assert (loop["status"], loop["loop"]) == (sc.RUN_STATUS_MAX_TURNS, True)

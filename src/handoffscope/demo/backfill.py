@@ -3,6 +3,13 @@
 Spans go through the real path (recorder → OTLP exporter → collector) with start times
 in the past. Rejections fall week over week (a team fixing its contracts), with one edge
 (triage → refunds) worse than the rest, so the review has something to point at.
+
+Every leg reports usage the way a shim does (docs/semconv.md, "Usage"): the agent holding
+control makes a few model calls under `desk.DEMO_MODEL` (priced by the collector's
+table), summed onto the span that ends its leg — its `handoff.request`, or the closing
+`handoff.run` for the agent that finished the run — so the review's "What failures cost"
+has history too, not only the live weeks. Everything random comes from the caller's
+`rng`: one seed, one history.
 """
 
 from __future__ import annotations
@@ -13,6 +20,9 @@ from collections.abc import Callable
 
 from handoffscope.instrumentation import HandoffRecorder, fingerprint
 from handoffscope.instrumentation import semconv as sc
+from handoffscope.instrumentation.recorder import LegUsage
+
+from .desk import DEMO_MODEL
 
 EDGES = [
     ("triage", "billing"),
@@ -22,6 +32,10 @@ EDGES = [
     ("triage", "escalation"),
 ]
 DAY_NS = 86_400 * 10**9
+CALLS_PER_LEG = (1, 3)
+TOKENS_IN = (600, 2400)
+TOKENS_OUT = (40, 260)
+"""Per model call, as the live desk's scripted model reports (openai_scenarios._model)."""
 
 
 def backfill(
@@ -48,6 +62,15 @@ def backfill(
     if progress:
         progress(done, total)
     return done
+
+
+def _leg(rng: random.Random) -> dict[str, object]:
+    """One agent's work while it holds control: its usage attributes, summed by `LegUsage`
+    as the recorder sums `record_usage` calls (so the names and shapes are the shim's)."""
+    leg = LegUsage()
+    for _ in range(rng.randint(*CALLS_PER_LEG)):
+        leg.add(rng.randint(*TOKENS_IN), rng.randint(*TOKENS_OUT), model=DEMO_MODEL)
+    return leg.evidence()
 
 
 def _one_run(
@@ -91,6 +114,7 @@ def _one_run(
             sc.CONTROL_BEFORE: src,
             sc.CONTROL_AFTER: dst,
             sc.TOOL_CALL_CLOSED: True,
+            **_leg(rng),  # the request ends the sender's leg: its work rides on it
         }
         rec.emit(sc.SPAN_REQUEST, attrs, start_time_ns=t)
         if not route_ok:
@@ -146,13 +170,15 @@ def _one_run(
             },
             start_time_ns=t,
         )
-    rec.emit(
-        sc.SPAN_RUN,
-        {
-            sc.RUN_ID: run_id,
-            sc.RUN_STATUS: status,
-            sc.RUN_FINAL_AGENT: holder,
-            sc.RUN_TURNS: hops * 2 + 1,
-        },
-        start_time_ns=t,
-    )
+    closing = {
+        sc.RUN_ID: run_id,
+        sc.RUN_STATUS: status,
+        sc.RUN_FINAL_AGENT: holder,
+        sc.RUN_TURNS: hops * 2 + 1,
+    }
+    if status == sc.RUN_STATUS_COMPLETED:
+        # The last leg: the final agent did the work. A failed run stops at the handoff
+        # that failed, whose request already ended the sender's leg; nobody called a model
+        # after it, and a leg with no call carries no usage (absent, not 0).
+        closing.update(_leg(rng))
+    rec.emit(sc.SPAN_RUN, closing, start_time_ns=t)

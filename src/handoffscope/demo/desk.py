@@ -1,5 +1,5 @@
 """The support desk both framework demos run (openai_scenarios, langgraph_scenarios): its
-work tools, approvers, verifiers and the deadline windows of its approvals.
+work tools, model, approvers, verifiers and the deadline windows of its approvals.
 
 The tools are framework-free: the OpenAI Agents SDK scenarios wrap them with
 `function_tool`, the LangGraph ones with `tool` (both read the name, signature and
@@ -16,6 +16,11 @@ OVERDUE_WINDOW_S = (5.0, 30.0)
 turn `approval_overdue` while the newcomer watches."""
 DECIDED_WINDOW_S = (600.0, 3600.0)
 """Deadline of an approval that gets decided (before it, within the same call)."""
+
+DEMO_MODEL = "gpt-4.1-mini"
+"""The model the desk's agents report their calls under (the OpenAI Agents SDK scenarios'
+scripted model, the backfilled history): one the collector's price table knows, so the
+board and the weekly review show dollars, not "not priced"."""
 
 APPROVERS = ("finance-lead", "billing-lead", "ops-lead")
 VERIFIERS = {

@@ -62,6 +62,7 @@ from handoffscope.demo import desk
 from handoffscope.demo.desk import (
     APPROVERS,
     DECIDED_WINDOW_S,
+    DEMO_MODEL,
     OVERDUE_WINDOW_S,
     PENDING_WINDOW_S,
     VERIFIERS,
@@ -160,10 +161,6 @@ def _call_id() -> str:
 
 def _order(rng: random.Random) -> str:
     return f"A-{rng.randrange(1000, 9999)}"
-
-
-DEMO_MODEL = "gpt-4.1-mini"
-"""The name the demo's scripted model answers to: one the collector's price table knows."""
 
 
 def _model(rng: random.Random, steps: list[Any]) -> ScriptedModel:
