@@ -3,6 +3,7 @@
     handoffscope collector ...   OTLP receiver, health engine, store, query API
     handoffscope api ...         the query API alone, over a store the collectors write
     handoffscope ack ...         acknowledge (silence) an alert through a collector's API
+    handoffscope tokens ...      make, list and revoke credentials
     handoffscope dashboard ...   the Streamlit dashboard (reads the query API)
     handoffscope demo ...        a collector, a dashboard and scripted agent traffic
     handoffscope --version       the installed version of each part
@@ -31,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ack": (
         "handoffscope.collector.ack_cli",
         "acknowledge (silence) a stuck run, a loop or an overdue wait; list or clear them",
+    ),
+    "tokens": (
+        "handoffscope.collector.tokens_cli",
+        "make, list and revoke credentials (ingest, read, admin; scoped to services)",
     ),
     "dashboard": ("handoffscope.dashboard.cli", "live board, run detail and weekly review"),
     "demo": ("handoffscope.demo", "collector + dashboard + scripted multi-agent traffic"),

@@ -19,12 +19,13 @@ from handoffscope.collector.query import models
 
 
 def operations(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The GET operations (every path has one)."""
-    return {path: item["get"] for path, item in spec["paths"].items()}
+    """The GET operations (every path but a token's, which is only revoked, has one)."""
+    return {path: item["get"] for path, item in spec["paths"].items() if "get" in item}
 
 
 def writes(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    """The other operations: acknowledging and clearing (docs/api.md, Acknowledgements)."""
+    """The other operations: acknowledging and clearing (docs/api.md, Acknowledgements),
+    making and revoking credentials (docs/api.md, tokens)."""
     return {
         (method, path): op
         for path, item in spec["paths"].items()
@@ -42,13 +43,22 @@ def open_spec(module_collector_factory: Any) -> dict[str, Any]:
 def test_the_document_declares_400_not_422(open_spec: dict[str, Any]) -> None:
     assert open_spec["openapi"].startswith("3.1")
     ops = operations(open_spec)
-    assert len(ops) == 14 and all(p.startswith("/api/v1/") for p in ops)
-    acks = "/api/v1/acknowledgements"
-    assert set(writes(open_spec)) == {("post", acks), ("delete", acks)}
+    assert len(ops) == 15 and all(p.startswith("/api/v1/") for p in ops)
+    acks, tokens = "/api/v1/acknowledgements", "/api/v1/tokens"
+    assert set(writes(open_spec)) == {
+        ("post", acks),
+        ("delete", acks),
+        ("post", tokens),
+        ("delete", tokens + "/{name}"),
+    }
     for key, op in writes(open_spec).items():
         assert "422" not in op["responses"] and "400" in op["responses"], key
     assert set(writes(open_spec)[("post", acks)]["responses"]) == {"201", "400", "404"}
     assert set(writes(open_spec)[("delete", acks)]["responses"]) == {"204", "400", "404"}
+    made = writes(open_spec)[("post", tokens)]["responses"]
+    assert set(made) == {"201", "400", "403", "405", "409"}
+    revoked = writes(open_spec)[("delete", tokens + "/{name}")]["responses"]
+    assert set(revoked) == {"204", "400", "403", "404", "405"}
     for path, op in ops.items():
         assert "422" not in op["responses"], path
         if op.get("parameters"):
@@ -82,7 +92,7 @@ def test_with_a_token_every_operation_declares_the_bearer_scheme(
     assert spec["components"]["securitySchemes"] == {"bearer": {"type": "http", "scheme": "bearer"}}
     assert spec["security"] == [{"bearer": []}]
     for path, op in operations(spec).items():
-        assert "401" in op["responses"], path
+        assert {"401", "403"} <= set(op["responses"]), path
 
 
 def test_notification_statuses_are_the_notifiers() -> None:

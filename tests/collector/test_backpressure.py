@@ -59,7 +59,10 @@ def parts(tmp_path):
     collector = assemble(settings, store, engine)
     collector.writer.start()
     server, port = start_grpc_server(
-        OTLPGRPCReceiver(collector.handler, token=""), "127.0.0.1", 0, max_message_bytes=1 << 20
+        OTLPGRPCReceiver(collector.handler, credentials=collector.credentials),
+        "127.0.0.1",
+        0,
+        max_message_bytes=1 << 20,
     )
     yield collector.app, collector.writer, store, store, f"127.0.0.1:{port}"
     store.release.set()

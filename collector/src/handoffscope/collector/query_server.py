@@ -26,6 +26,7 @@ from starlette.routing import Route
 from handoffscope.collector import connections
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.config import CollectorConfig, QueryConfig
+from handoffscope.collector.credentials import Credentials
 from handoffscope.collector.engine import ENGINE_VERSION_KEY
 from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.leased_judge import LeasedJudge
@@ -63,8 +64,14 @@ def open_read_only(config: QueryConfig) -> Store:
     return store
 
 
-def app_for(config: QueryConfig, store: Store, judge: Judge | LeasedJudge):
-    """The query app with /healthz, behind the Host check and the token."""
+def app_for(
+    config: QueryConfig,
+    store: Store,
+    judge: Judge | LeasedJudge,
+    credentials: Credentials | None = None,
+):
+    """The query app with /healthz, behind the Host check and the credentials (by default
+    HANDOFFSCOPE_TOKEN alone)."""
 
     async def healthz(request: Request) -> Response:
         lag = judge.lag_seconds()
@@ -84,14 +91,16 @@ def app_for(config: QueryConfig, store: Store, judge: Judge | LeasedJudge):
             }
         )
 
+    guard = credentials or Credentials(config.token)
     app = query_app(
         store,
         None,
         config,
         routes=[Route("/healthz", healthz, methods=["GET"])],
         exception_handlers={404: _json_error, 405: _json_error},
+        credentials=guard,
     )
-    guarded = BearerAuth(app, config.token) if config.token else app
+    guarded = BearerAuth(app, guard)
     return AllowedHosts(guarded, config.host_names)
 
 
@@ -110,6 +119,8 @@ def run(config: QueryConfig) -> int:
         assert isinstance(store, DuckDBStore)
         judge = Judge(store, None)
     where = store.path if isinstance(store.path, str) else store.path.resolve()
+    credentials = Credentials(config.token, store)
+    credentials.start()
     http_sock = None
     # The collector's connection hygiene, at its defaults (docs/security.md).
     defaults = CollectorConfig()
@@ -127,7 +138,7 @@ def run(config: QueryConfig) -> int:
         http_sock = _bind(config.host, config.http_port)
         port = http_sock.getsockname()[1]
         server = http_server(
-            app_for(config, store, judge),
+            app_for(config, store, judge, credentials),
             limits,
             log_level=config.log_level,
             idle_timeout_s=defaults.idle_timeout_seconds,
@@ -135,7 +146,7 @@ def run(config: QueryConfig) -> int:
         host = f"[{config.host}]" if ":" in config.host else config.host
         server.on_started = lambda: _say(
             f"handoffscope api ready: http=http://{host}:{port} store={where} "
-            f"auth={'on' if config.auth else 'off'} (query API /api/v1, /docs, /healthz; "
+            f"auth={'on' if credentials.enabled else 'off'} (query API /api/v1, /docs, /healthz; "
             f"no ingest; Ctrl-C or SIGTERM to stop)"
         )
         asyncio.run(server.serve(sockets=[http_sock]))
@@ -146,6 +157,7 @@ def run(config: QueryConfig) -> int:
         if http_sock is not None:
             http_sock.close()
         judge.close()
+        credentials.stop()
         store.close()
     _say(f"handoffscope api stopped ({where})")
     return 0

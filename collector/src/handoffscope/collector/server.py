@@ -56,6 +56,7 @@ from starlette.routing import Route
 from handoffscope.collector import connections, lograte
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.config import CollectorConfig
+from handoffscope.collector.credentials import Credentials
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.leased_judge import LeasedJudge
@@ -112,6 +113,8 @@ class Collector:
     """What the HTTP port's connections share (give `connections.protocol_class` to uvicorn)."""
     grpc_max_connections: int
     """`--max-grpc-connections`, lowered with the HTTP cap to fit the fd limit."""
+    credentials: Credentials
+    """Who may send and read (HANDOFFSCOPE_TOKEN and the store's credentials), kept fresh."""
 
 
 def engine_settings(config: CollectorConfig) -> dict:
@@ -218,10 +221,12 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
     metrics.close_reasons = connections.REASONS
     metrics.connections_open = lambda: len(limits.open)
     metrics.inflight_bytes = lambda: limits.inflight.used + limits.head_inflight.used
+    credentials = Credentials(config.token, store)
+    credentials.start()
     receiver = otlp_http.OTLPHTTPReceiver(
         handler,
         max_body_bytes=config.max_body_bytes,
-        token=config.token,
+        credentials=credentials,
         inflight=limits.inflight,
     )
 
@@ -277,8 +282,9 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
         # run id with a newline does not match the run route): docs/api.md promises it.
         # The path is not echoed back: it is the caller's input, not ours to repeat.
         exception_handlers={404: _json_error, 405: _json_error},
+        credentials=credentials,
     )
-    guarded = BearerAuth(app, config.token) if config.token else app
+    guarded = BearerAuth(app, credentials)
     return Collector(
         config=config,
         store=store,
@@ -292,6 +298,7 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
         app=AllowedHosts(guarded, config.host_names),
         limits=limits,
         grpc_max_connections=grpc_cap,
+        credentials=credentials,
     )
 
 
@@ -446,6 +453,7 @@ def run(config: CollectorConfig) -> int:
     writer: Writer | None = None
     judge: Judge | LeasedJudge | None = None
     notifier: Notifier | None = None
+    parts: Collector | None = None
     grpc_server = None
     try:
         # pyarrow imports pandas on its first conversion of a Python list (to look for
@@ -481,7 +489,7 @@ def run(config: CollectorConfig) -> int:
             parts.metrics.families.append(notifier.render)
         try:
             grpc_server, grpc_port = start_grpc_server(
-                OTLPGRPCReceiver(parts.handler, token=config.token),
+                OTLPGRPCReceiver(parts.handler, credentials=parts.credentials),
                 config.host,
                 config.grpc_port,
                 max_message_bytes=config.max_body_bytes,
@@ -504,7 +512,7 @@ def run(config: CollectorConfig) -> int:
         server.on_started = lambda: _say(
             f"handoffscope collector ready: http=http://{host}:{http_port} "
             f"grpc={host}:{grpc_port} {'store' if shared else 'db'}={where} "
-            f"auth={'on' if config.auth else 'off'} spans={writer.spans_stored} "
+            f"auth={'on' if parts.credentials.enabled else 'off'} spans={writer.spans_stored} "
             f"notify={len(routing.destinations)} judge={config.judge} "
             + (f"judge_workers={config.judge_workers} " if config.judge_workers > 1 else "")
             + ("ingest_log=on " if writer.log is not None else "")
@@ -533,6 +541,8 @@ def run(config: CollectorConfig) -> int:
         if isinstance(engine, IN_WORKERS):
             engine.close()
         stored = writer.spans_stored if writer is not None else 0
+        if parts is not None:
+            parts.credentials.stop()
         store.close()
     closed = "connections closed" if shared else "file closed"
     _say(f"handoffscope collector stopped: {stored} spans in {where}; {closed}")

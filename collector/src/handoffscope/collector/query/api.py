@@ -58,6 +58,7 @@ from handoffscope.instrumentation.verdicts.evidence import silent_before
 from handoffscope.instrumentation.verdicts.explain import not_observed_note, run_why
 
 from ..config import CollectorConfig, QueryConfig
+from ..credentials import Credentials
 from ..engine.usage import NANO
 from ..processor.translate import SOURCES
 from ..store import statements
@@ -70,6 +71,7 @@ from .params import INT64_MAX, INT64_MIN, NS, BadParam, parse_time
 from .path_summary import summarise
 from .routes import READS, Read
 from .sources import fold, translator_infos
+from .tokens import token_routes
 from .weekly import rate, week_label, weekly_body, weekly_continuity, weekly_csv
 
 log = logging.getLogger(__name__)
@@ -562,8 +564,16 @@ class QueryAPI:
     settings. Each reader takes a cursor, the request's `now` and its parameters, and
     returns the answer model (or, for a 404 or the CSV export, a response)."""
 
-    def __init__(self, store, engine, settings: CollectorConfig | QueryConfig) -> None:
+    def __init__(
+        self,
+        store,
+        engine,
+        settings: CollectorConfig | QueryConfig,
+        credentials: Credentials | None = None,
+    ) -> None:
         self.store = store
+        self.credentials = credentials
+        """This process's credentials: reloaded after one is made or revoked here."""
         self.engine = engine
         # Defaults live once, in the options declarations of config.py; read them typed.
         self.grace = float(settings.grace_seconds)
@@ -1161,6 +1171,7 @@ class QueryAPI:
             # HEAD too, as Starlette's GET routes always answered it; not documented.
             router.add_api_route(read.path, endpoint, methods=["HEAD"], include_in_schema=False)
         self._ack_writes(router, bad)
+        token_routes(router, self.cursor, writable=self.writable, guard=self.credentials, bad=bad)
         return router
 
     def _endpoint(self, read: Read) -> Callable[..., Response]:
@@ -1274,9 +1285,10 @@ def query_app(
     *,
     routes: Sequence[BaseRoute] = (),
     exception_handlers: dict[Any, Callable] | None = None,
+    credentials: Credentials | None = None,
 ) -> FastAPI:
     """The collector's HTTP app: the query API, its document and page, and `routes`."""
-    api = QueryAPI(store, engine, settings)
+    api = QueryAPI(store, engine, settings, credentials)
     app = FastAPI(
         title=openapi.TITLE,
         version=openapi.VERSION,

@@ -29,6 +29,7 @@ from pydantic_core import core_schema
 
 from handoffscope.instrumentation import semconv as sc
 
+from ..credentials import KINDS as CREDENTIAL_KINDS
 from .params import (
     DEFAULT_LIMIT,
     MAX_WEEKS,
@@ -896,6 +897,40 @@ class Weekly(Answer):
         "continued, rerouted (back through an entry agent to the agent that held the work) "
         "or diverted (docs/semconv.md, Turns).",
     )
+
+
+class TokenRequest(BaseModel):
+    """The body of POST /api/v1/tokens (docs/security.md): a credential to make."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")] = Field(
+        description="Its name (in listings and logs); never reused, even once revoked."
+    )
+    kind: Annotated[str, OneOf(CREDENTIAL_KINDS)] = Field(
+        description="ingest: send spans; read: query; admin: both, acknowledge, manage tokens."
+    )
+    services: list[str] = Field(
+        default_factory=list, description="service.name values it is scoped to (empty: all)."
+    )
+
+
+class Credential(Answer):
+    """A credential as listed: never its token, nor the token's hash."""
+
+    name: str
+    kind: str
+    services: list[str]
+    created_at: IsoTime
+    revoked_at: IsoTime
+
+
+class NewCredential(Credential):
+    token: str = Field(description="The bearer token, shown this once: only its hash is kept.")
+
+
+class Credentials(Answer):
+    tokens: list[Credential]
 
 
 class Drops(Answer):

@@ -30,7 +30,8 @@ DESCRIPTION = (
     "at the time of the query. Times are ISO-8601 UTC."
 )
 BAD_PARAM = "A parameter has a value the API does not accept."
-NO_TOKEN = "Missing or wrong bearer token."
+NO_TOKEN = "Missing, unknown or revoked bearer token."
+WRONG_KIND = "A credential whose kind may not do this (docs/security.md)."
 FASTAPI_VALIDATION_SCHEMAS = ("HTTPValidationError", "ValidationError")
 
 
@@ -48,10 +49,11 @@ def document(app: FastAPI, *, auth: bool) -> dict[str, Any]:
         for op in item.values():
             op["responses"].pop("422", None)
             if auth:
-                op["responses"]["401"] = {
-                    "description": NO_TOKEN,
-                    "content": {"application/json": {"schema": error}},
-                }
+                for status, words in (("401", NO_TOKEN), ("403", WRONG_KIND)):
+                    op["responses"][status] = {
+                        "description": words,
+                        "content": {"application/json": {"schema": error}},
+                    }
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     for name in FASTAPI_VALIDATION_SCHEMAS:
         schemas.pop(name, None)

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import time
 from concurrent import futures
+from typing import Any
 
 import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.rpc.error_details_pb2 import RetryInfo
 
 from handoffscope.collector import metrics as m
-from handoffscope.collector.auth import bearer_ok
+from handoffscope.collector.credentials import INGEST, Credentials, refusal
 from handoffscope.collector.otlp import decode
 from handoffscope.collector.pipeline import (
     COMMIT_TIMEOUT_S,
@@ -68,10 +69,21 @@ def _retry_info(seconds: int) -> tuple[tuple[str, bytes]]:
 
 
 class OTLPGRPCReceiver:
-    def __init__(self, handler: ExportHandler, *, token: str) -> None:
+    def __init__(self, handler: ExportHandler, *, credentials: Credentials) -> None:
         self.handler = handler
         self.metrics = handler.metrics
-        self.token = token
+        self.credentials = credentials
+
+    def _refusal(self, context: grpc.ServicerContext) -> tuple[Any, str] | None:
+        """(gRPC code, message) when the call's token may not send spans; None when it may."""
+        metadata = dict(context.invocation_metadata())
+        status = self.credentials.check(metadata.get("authorization"), INGEST)
+        if not status:
+            return None
+        code = (
+            grpc.StatusCode.UNAUTHENTICATED if status == 401 else grpc.StatusCode.PERMISSION_DENIED
+        )
+        return code, refusal(status, INGEST).replace("Authorization:", "metadata authorization:")
 
     def _abort(self, context: grpc.ServicerContext, result: str, code, message: str, retry_s=None):
         self.metrics.export_answered(m.GRPC, result)
@@ -83,14 +95,9 @@ class OTLPGRPCReceiver:
         """The `Export` of a signal the collector does not keep: OK, empty, nothing read."""
 
         def export(request: bytes, context: grpc.ServicerContext) -> bytes:
-            if self.token:
-                metadata = dict(context.invocation_metadata())
-                if not bearer_ok(metadata.get("authorization"), self.token):
-                    context.abort(
-                        grpc.StatusCode.UNAUTHENTICATED,
-                        "missing or wrong bearer token (metadata authorization: Bearer "
-                        "<HANDOFFSCOPE_TOKEN>)",
-                    )
+            refused = self._refusal(context)
+            if refused is not None:
+                context.abort(*refused)
             self.metrics.discarded(m.GRPC, signal)
             note_discarded(signal, m.GRPC)
             return b""
@@ -99,15 +106,9 @@ class OTLPGRPCReceiver:
 
     def export(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         received_ns = time.time_ns()
-        if self.token:
-            metadata = dict(context.invocation_metadata())
-            if not bearer_ok(metadata.get("authorization"), self.token):
-                self._abort(
-                    context,
-                    m.UNAUTHORIZED,
-                    grpc.StatusCode.UNAUTHENTICATED,
-                    "missing or wrong bearer token (metadata authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
-                )
+        refused = self._refusal(context)
+        if refused is not None:
+            self._abort(context, m.UNAUTHORIZED, *refused)
         try:
             batch, committed = self.handler.accept_protobuf(request, received_ns)
         except decode.DecodeError as exc:

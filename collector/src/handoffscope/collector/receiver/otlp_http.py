@@ -11,7 +11,8 @@ first of each signal is named in the log once an hour.
 |---|---|
 | protobuf or JSON export, committed | 200, `ExportTraceServiceResponse` in the request's encoding; `partial_success {rejected_spans, error_message}` when spans were refused (the rest are stored) |
 | body not decodable | 400 |
-| missing / wrong bearer token (when HANDOFFSCOPE_TOKEN is set) | 401 |
+| missing, unknown or revoked bearer token (when auth is on, docs/security.md) | 401 |
+| a token whose kind may not send spans (a read credential) | 403 |
 | body over `--max-body-bytes` (by Content-Length, while reading, or once inflated) | 413, connection closed |
 | body would take the bytes being read past `--max-inflight-bytes` | 429 with `Retry-After`, connection closed |
 | Content-Type other than `application/x-protobuf` / `application/json`, or an unknown Content-Encoding | 415 |
@@ -51,8 +52,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from handoffscope.collector import metrics as m
-from handoffscope.collector.auth import bearer_ok
 from handoffscope.collector.connections import RETRY_AFTER_S, InflightBytes
+from handoffscope.collector.credentials import INGEST, Credentials, refusal
 from handoffscope.collector.otlp import decode
 from handoffscope.collector.pipeline import (
     COMMIT_TIMEOUT_S,
@@ -150,13 +151,13 @@ class OTLPHTTPReceiver:
         handler: ExportHandler,
         *,
         max_body_bytes: int,
-        token: str,
+        credentials: Credentials,
         inflight: InflightBytes,
     ) -> None:
         self.handler = handler
         self.metrics = handler.metrics
         self.max_body_bytes = max_body_bytes
-        self.token = token
+        self.credentials = credentials
         self.inflight = inflight
 
     def _answer(self, result: str, response: Response) -> Response:
@@ -166,13 +167,14 @@ class OTLPHTTPReceiver:
     def _refused(self, request: Request, content_type: str) -> tuple[str, Response] | None:
         """(result, answer) for a request without the token or of a type we do not read;
         None when it may be read. The same for every OTLP path."""
-        if not bearer_ok(request.headers.get("authorization"), self.token):
+        status = self.credentials.check(request.headers.get("authorization"), INGEST)
+        if status:
             return m.UNAUTHORIZED, _status_response(
-                401,
-                code_pb2.UNAUTHENTICATED,
-                "missing or wrong bearer token (Authorization: Bearer <HANDOFFSCOPE_TOKEN>)",
+                status,
+                code_pb2.UNAUTHENTICATED if status == 401 else code_pb2.PERMISSION_DENIED,
+                refusal(status, INGEST),
                 content_type,
-                {"WWW-Authenticate": 'Bearer realm="handoffscope"'},
+                {"WWW-Authenticate": 'Bearer realm="handoffscope"'} if status == 401 else {},
             )
         if content_type not in decode.CONTENT_TYPES:
             return m.UNSUPPORTED, _status_response(
