@@ -66,6 +66,17 @@ def queries(api: httpx.Client) -> list[tuple[str, list[tuple[str, dict]]]]:
     ).json()["runs"]
     run_ids = [r["run_id"] for r in recent + older] or ["none"]
     services = api.get("/api/v1/services").json()["services"] or [""]
+    # The conversations those runs are turns of (the history makes every run one).
+    conversations = [
+        c
+        for c in (
+            api.get(f"/api/v1/runs/{rid}", params={"handoffs_limit": 1, "spans_limit": 1})
+            .json()
+            .get("conversation_id")
+            for rid in run_ids[:20]
+        )
+        if c
+    ] or ["none"]
     return [
         ("live (1 h)", [("/api/v1/live", {"window": 3600})]),
         (
@@ -75,6 +86,7 @@ def queries(api: httpx.Client) -> list[tuple[str, list[tuple[str, dict]]]]:
         ("runs (24 h)", [("/api/v1/runs", {"since": day, "limit": 100})]),
         ("runs ?verdict=loop", [("/api/v1/runs", {"since": day, "verdict": "loop", "limit": 100})]),
         ("run detail", [(f"/api/v1/runs/{rid}", {}) for rid in run_ids]),
+        ("conversation", [(f"/api/v1/conversations/{c}", {}) for c in conversations]),
         (
             "handoffs ?unhealthy",
             [("/api/v1/handoffs", {"since": day, "unhealthy": "true", "limit": 100})],

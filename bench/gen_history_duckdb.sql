@@ -296,7 +296,16 @@ SELECT
     false AS unverified,
     status <> 'started' AS verification_expected,
     []::VARCHAR[] AS unobserved,
-    false AS handoffs_capped
+    false AS handoffs_capped,
+    -- Turns: every three consecutive runs of a service are one conversation (its first
+    -- run's start agent is learned as an entry agent), so the conversation, run detail
+    -- and weekly continuity queries read a history where every run is a turn.
+    'conv-' || service || '-'
+        || ((row_number() OVER (PARTITION BY service ORDER BY rn) - 1) // 3)::VARCHAR
+        AS conversation_id,
+    path[1] AS start_agent,
+    path[2] AS first_to_agent,
+    []::VARCHAR[] AS entry_agents
 FROM judged
 ORDER BY rn
 ;
