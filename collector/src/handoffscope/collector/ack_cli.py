@@ -22,23 +22,19 @@ Standard library only, so it works wherever the `handoffscope` command is instal
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from handoffscope.collector.api_call import ApiRefused, ApiUnreachable, call
 from handoffscope.instrumentation import semconv as sc
 
 PROG = "handoffscope ack"
 DEFAULT_API = "http://127.0.0.1:4318"
 PATH = "/api/v1/acknowledgements"
 EVENTS = (sc.NOTIFY_RUN_STUCK, sc.NOTIFY_RUN_LOOPING, sc.NOTIFY_APPROVAL_OVERDUE)
-TIMEOUT_S = 10.0
 _DURATION = re.compile(r"^([0-9]+)([smhd]?)$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 EXAMPLES = """examples:
@@ -125,37 +121,14 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 def _request(
     args: argparse.Namespace, method: str, query: dict[str, Any] | None = None, body: Any = None
 ) -> tuple[int, Any]:
-    base = args.api.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise UsageError(f"--api: expected an http:// or https:// URL, got {args.api!r}")
-    q = {k: v for k, v in (query or {}).items() if v is not None}
-    url = base + PATH + ("?" + urllib.parse.urlencode(q) if q else "")
-    headers = {"Accept": "application/json"}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    if args.token:
-        headers["Authorization"] = f"Bearer {args.token}"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 (http(s) only, checked)
-            raw = resp.read()
-            return resp.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as exc:
-        raw = exc.read()
-        try:
-            reason = json.loads(raw).get("error") or raw.decode(errors="replace")
-        except (ValueError, AttributeError):
-            reason = raw.decode(errors="replace").strip() or exc.reason
-        raise Refused(f"{method} {PATH}: {exc.code}: {_one_line(str(reason))}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        why = getattr(exc, "reason", exc)
-        raise Unreachable(f"cannot reach the API at {base}: {_one_line(str(why))}") from None
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]
+        return call(args.api, PATH, method, args.token, query=query, body=body)
+    except ApiRefused as exc:
+        raise Refused(f"{method} {PATH}: {exc.status}: {exc.reason}") from None
+    except ApiUnreachable as exc:
+        if str(exc).startswith("--api"):
+            raise UsageError(str(exc)) from None
+        raise Unreachable(str(exc)) from None
 
 
 def _describe(a: dict[str, Any]) -> str:

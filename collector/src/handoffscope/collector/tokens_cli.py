@@ -27,22 +27,20 @@ its one-line reason and exit 1.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from . import credentials as cr
+from .api_call import ApiRefused, ApiUnreachable, call
 
+T = TypeVar("T")
 PROG = "handoffscope tokens"
 DEFAULT_API = "http://127.0.0.1:4318"
 PATH = "/api/v1/tokens"
-TIMEOUT_S = 10.0
 EXAMPLES = """examples:
   handoffscope tokens create --kind read --service support-bot support-dashboard
   handoffscope tokens create --kind ingest --service support-bot support-bot-app
@@ -117,35 +115,12 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _request(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
-    base = args.api.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise UsageError(f"--api: expected an http:// or https:// URL, got {args.api!r}")
-    headers = {"Accept": "application/json"}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    if args.token:
-        headers["Authorization"] = f"Bearer {args.token}"
-    req = urllib.request.Request(base + path, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 (http(s) only, checked)
-            raw = resp.read()
-            return json.loads(raw) if raw else None
-    except urllib.error.HTTPError as exc:
-        raw = exc.read()
-        try:
-            reason = json.loads(raw).get("error") or raw.decode(errors="replace")
-        except (ValueError, AttributeError):
-            reason = raw.decode(errors="replace").strip() or exc.reason
-        raise Refused(f"{exc.code}: {_one_line(str(reason))}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        why = getattr(exc, "reason", exc)
-        raise UsageError(f"cannot reach the API at {base}: {_one_line(str(why))}") from None
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]
+        return call(args.api, path, method, args.token, body=body)[1]
+    except ApiRefused as exc:
+        raise Refused(str(exc)) from None
+    except ApiUnreachable as exc:
+        raise UsageError(str(exc)) from None
 
 
 # --- straight into a store ---------------------------------------------------------------
@@ -167,6 +142,19 @@ def _direct(args: argparse.Namespace) -> bool:
     return bool(args.db or args.store)
 
 
+def _in_store(args: argparse.Namespace, work: Callable[[Any], T]) -> T:
+    """`work(cursor)` on the store `--db` / `--store` names, opened and closed around it."""
+    store = _open(args)
+    try:
+        cur = store.cursor()
+        try:
+            return work(cur)
+        finally:
+            cur.close()
+    finally:
+        store.close()
+
+
 # --- the commands ------------------------------------------------------------------------
 
 
@@ -178,17 +166,12 @@ def _line(c: dict[str, Any]) -> str:
 
 def create(args: argparse.Namespace) -> str:
     if _direct(args):
-        store = _open(args)
         try:
-            cur = store.cursor()
-            try:
-                token, _ = cr.create(cur, args.name, args.kind, args.service, time.time_ns())
-            except cr.CredentialError as exc:
-                raise Refused(str(exc)) from None
-            finally:
-                cur.close()
-        finally:
-            store.close()
+            token, _ = _in_store(
+                args, lambda cur: cr.create(cur, args.name, args.kind, args.service, time.time_ns())
+            )
+        except cr.CredentialError as exc:
+            raise Refused(str(exc)) from None
     else:
         body = {"name": args.name, "kind": args.kind, "services": args.service}
         token = _request(args, "POST", PATH, body)["token"]
@@ -203,15 +186,7 @@ def list_tokens(args: argparse.Namespace) -> str:
     from .query.tokens import credential
 
     if _direct(args):
-        store = _open(args)
-        try:
-            cur = store.cursor()
-            try:
-                rows = [credential(r).model_dump() for r in cr.listing(cur)]
-            finally:
-                cur.close()
-        finally:
-            store.close()
+        rows = [credential(r).model_dump() for r in _in_store(args, cr.listing)]
     else:
         rows = _request(args, "GET", PATH)["tokens"]
     return "\n".join(_line(c) for c in rows) if rows else "no credentials"
@@ -219,15 +194,7 @@ def list_tokens(args: argparse.Namespace) -> str:
 
 def revoke(args: argparse.Namespace) -> str:
     if _direct(args):
-        store = _open(args)
-        try:
-            cur = store.cursor()
-            try:
-                done = cr.revoke(cur, args.name, time.time_ns())
-            finally:
-                cur.close()
-        finally:
-            store.close()
+        done = _in_store(args, lambda cur: cr.revoke(cur, args.name, time.time_ns()))
         if not done:
             raise Refused(f"no active credential named {args.name[:80]!r}")
     else:
