@@ -69,6 +69,7 @@ def runs_page_total(con, since: int, until: int, service: str | None) -> int:
             "since": since,
             "until": until,
             "service": service,
+            "scope": None,
             "verdict": None,
             "limit": 1,
             "offset": 0,

@@ -367,7 +367,8 @@ SAMPLE_PARAMS: dict[str, object] = {
         1,
     ),
     **dict.fromkeys(
-        ["agent", "conversation", "handoff_id", "q", "run", "service", "state", "verdict"], None
+        ["agent", "conversation", "handoff_id", "q", "run", "scope", "service", "state", "verdict"],
+        None,
     ),
     **dict.fromkeys(
         [

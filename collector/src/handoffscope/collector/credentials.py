@@ -19,8 +19,11 @@ Auth is on when `HANDOFFSCOPE_TOKEN` is set or the store holds an active credent
 missing, unknown or revoked token gets the same answer (401); a known one of the wrong kind
 403. Tokens are looked up by their hash (a dict), the admin token compared in constant time.
 
-A credential may be scoped to services (`--service`, repeatable): kept with it and shown,
-for the reads and writes that honour it (docs/security.md says which do so far).
+A credential may be scoped to services (`--service`, repeatable, `service.name` values):
+what it reads is narrowed to those services everywhere (`Scope`: the query API, `/metrics`,
+the CSV), and an ingest credential so scoped has another service's spans refused. A request
+may narrow itself further with the `X-Handoffscope-Services` header (the dashboard does, for
+the person signed in): the two are intersected, so a header never widens what a token sees.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from handoffscope.instrumentation import semconv as sc
 
@@ -70,6 +74,56 @@ class Principal:
     def may(self, need: str) -> bool:
         """Admin may everything; ingest and read only their own."""
         return self.kind == ADMIN or self.kind == need
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The services one request may see: `services` None for every one (an unscoped
+    credential, no narrowing header), else exactly those (empty: none at all)."""
+
+    services: tuple[str, ...] | None = None
+
+    @property
+    def param(self) -> list[str] | None:
+        """The `$scope` parameter of the query statements (NULL: every service)."""
+        return None if self.services is None else list(self.services)
+
+    def sees(self, service: str | None) -> bool:
+        return self.services is None or service in self.services
+
+    def narrowed(self, service: str | None) -> Scope:
+        """This scope and a request's `service` filter: the one service, if seen."""
+        if service is None:
+            return self
+        return Scope((service,) if self.sees(service) else ())
+
+
+EVERY_SERVICE = Scope()
+MAX_NARROWED = 256
+"""Services one X-Handoffscope-Services header may name (a bound on the request's work)."""
+
+
+def narrowing(header: str | None) -> tuple[str, ...] | None:
+    """The services an `X-Handoffscope-Services` value names (None: no header). Each name
+    is percent-encoded, comma-separated; a value of only blanks names none. A
+    `CredentialError` when it names more than `MAX_NARROWED`."""
+    if header is None:
+        return None
+    names = {unquote(part.strip()) for part in header.split(",") if part.strip()}
+    if len(names) > MAX_NARROWED:
+        raise CredentialError(f"{sc.SCOPE_HEADER}: at most {MAX_NARROWED} services")
+    return tuple(sorted(names))
+
+
+def scope_of(who: Principal | None, header: str | None) -> Scope:
+    """What a request may see: its credential's services, narrowed by its header."""
+    own = set(who.services) if who is not None and who.services else None
+    asked = narrowing(header)
+    if own is None:
+        return Scope(asked)
+    if asked is None:
+        return Scope(tuple(sorted(own)))
+    return Scope(tuple(sorted(own.intersection(asked))))
 
 
 def mint(kind: str) -> str:
@@ -210,15 +264,24 @@ class Credentials:
             return Principal(ENV_ADMIN, ADMIN)
         return self._by_hash.get(token_hash(token))
 
+    def scope(self, authorization: str | None, header: str | None) -> Scope:
+        """What a request may see (`scope_of`): with auth off, only its header narrows."""
+        return scope_of(self.principal(authorization) if self.enabled else None, header)
+
     def check(self, header: str | None, need: str) -> int:
         """0 when the request may do `need` (ingest / read / admin); else its HTTP status:
         401 (no token, unknown or revoked: one answer for all) or 403 (the wrong kind)."""
+        return self.admit(header, need)[0]
+
+    def admit(self, header: str | None, need: str) -> tuple[int, tuple[str, ...]]:
+        """`check`, and the services the credential is scoped to (empty: every one, or
+        auth off): what an ingest credential may send spans for."""
         if not self.enabled:
-            return 0
+            return 0, ()
         who = self.principal(header)
         if who is None:
-            return 401
-        return 0 if who.may(need) else 403
+            return 401, ()
+        return (0 if who.may(need) else 403), who.services
 
 
 def refusal(status: int, need: str) -> str:

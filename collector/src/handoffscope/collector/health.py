@@ -58,6 +58,7 @@ from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.verdicts.evidence import grace_ns
 from handoffscope.instrumentation.verdicts.explain import REJECTION_BUCKETS
 
+from .metrics import escape
 from .query.api import acknowledged_counts
 from .store import statements
 
@@ -123,12 +124,8 @@ FAMILIES = (
 """Every family this module renders (docs/api.md lists them)."""
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
 def _labels(**labels: str) -> str:
-    return ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+    return ",".join(f'{k}="{escape(v)}"' for k, v in labels.items())
 
 
 def _name(value: str | None) -> str:
@@ -224,6 +221,7 @@ class HealthMetrics:
                     "stuck_since": now - WINDOW_S * NS - self.grace_ns,
                     "started": sc.RUN_STATUS_STARTED,
                     "service": None,
+                    "scope": None,
                 },
             )
             waits = statements.rows(cur, "query/health_waits", {"now": now, "since": now})

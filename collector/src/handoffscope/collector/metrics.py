@@ -8,7 +8,7 @@ Names (docs/api.md):
 | `handoffscope_spans_stored_total` | counter | spans committed to the DuckDB file for the first time |
 | `handoffscope_spans_rejected_total` | counter | spans refused through partial_success (not evidence, no run id, malformed) |
 | `handoffscope_spans_duplicate_total` | counter | spans already stored (a retried export), not stored again |
-| `handoffscope_spans_refused_total{reason}` | counter | the refused spans by reason: `not_evidence`, `no_run_id`, `malformed_ids`, `malformed_time`, `time_out_of_window` |
+| `handoffscope_spans_refused_total{reason}` | counter | the refused spans by reason: `not_evidence`, `no_run_id`, `malformed_ids`, `malformed_time`, `time_out_of_window`, `service_not_in_scope` |
 | `handoffscope_attributes_dropped_total{service,attribute}` | counter | attribute values the allowlist removed, by attribute NAME; the `--metrics-max-services` services with most drops get their own series, the rest are summed under `service="(other)"` |
 | `handoffscope_http_connections_closed_total{reason}` | counter | HTTP connections the collector closed or lost early: `client_disconnect` (mid-body), `idle_timeout`, `header_timeout`, `body_timeout`, `header_too_large`, `inflight_bytes` (429: header budget full), `evicted` (oldest idle one, to admit a new one at `--max-connections`), `over_limit` (no idle one to evict: 503) |
 | `handoffscope_http_connections_open` | gauge | HTTP connections open now |
@@ -48,11 +48,13 @@ a dependency (and its global registry) to print them.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 
 from handoffscope.collector import lograte
+from handoffscope.collector.credentials import Scope
 
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -89,8 +91,31 @@ _COUNTERS = {
 }
 
 
-def _escape(value: str) -> str:
+def escape(value: str) -> str:
+    """A label value as the text format writes it."""
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+_SERVICE_LABEL = re.compile(r'[{,]service="((?:[^"\\]|\\.)*)"')
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def scoped(text: str, scope: Scope) -> str:
+    """The exposition `text` as a reader of `scope` may see it: every series labelled with
+    a service it does not see is left out (the summed `other` ones too, as they add up
+    other services); series without a service label — the collector's own counters, which
+    name no service, agent or run — stay, as do the HELP and TYPE lines."""
+    if scope.services is None:
+        return text
+    kept = []
+    for line in text.splitlines():
+        found = None if line.startswith("#") else _SERVICE_LABEL.search(line)
+        if found is not None:
+            service = _UNESCAPE.sub(lambda m: "\n" if m[1] == "n" else m[1], found[1])
+            if not scope.sees(service):
+                continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
 
 
 def _top_services(drops: Counter, n: int) -> list[tuple[tuple[str, str], int]]:
@@ -231,7 +256,7 @@ class Metrics:
             f"# TYPE {full} counter",
         ]
         out += [
-            f'{full}{{service="{_escape(s)}",attribute="{_escape(a)}"}} {n}' for (s, a), n in drops
+            f'{full}{{service="{escape(s)}",attribute="{escape(a)}"}} {n}' for (s, a), n in drops
         ]
         full = "handoffscope_export_requests_total"
         out += [

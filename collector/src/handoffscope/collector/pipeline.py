@@ -11,6 +11,7 @@ it before answering, so a success means durable). `response()` builds the OTLP
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from concurrent.futures import Future
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
@@ -22,7 +23,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.otlp import decode
 from handoffscope.collector.otlp.lean_trace import parse_lean
-from handoffscope.collector.processor.allowlist import Allowlist, SpanBatch, service_of
+from handoffscope.collector.processor.allowlist import (
+    Allowlist,
+    SpanBatch,
+    restrict,
+    service_of,
+)
 from handoffscope.collector.processor.translate import Translators
 from handoffscope.collector.writer import Writer
 
@@ -59,23 +65,33 @@ class ExportHandler:
         self.metrics = metrics
 
     def accept_protobuf(
-        self, body: bytes | bytearray, received_ns: int
+        self,
+        body: bytes | bytearray,
+        received_ns: int,
+        services: Sequence[str] = (),
     ) -> tuple[SpanBatch, Future | None]:
         """`accept` for an export's protobuf bytes; raises decode.DecodeError if they are
         not an ExportTraceServiceRequest (and writer.QueueFull / WriterClosed)."""
-        return self._queue(self.read_protobuf(body), received_ns)
+        return self._queue(self._scoped(self.read_protobuf(body), services), received_ns)
 
     def accept(
         self,
         request: ExportTraceServiceRequest,
         received_ns: int,
         body: bytes | bytearray | None = None,
+        services: Sequence[str] = (),
     ) -> tuple[SpanBatch, Future | None]:
         """Translate foreign spans, allowlist, queue; raises writer.QueueFull / WriterClosed.
 
         `body`: the protobuf bytes `request` was parsed from, if the receiver has them
-        (the allowlist reads them again its own way, `otlp/lean_trace.py`)."""
-        return self._queue(self.read(request, body), received_ns)
+        (the allowlist reads them again its own way, `otlp/lean_trace.py`). `services`:
+        the sender's credential's scope (empty: any service)."""
+        return self._queue(self._scoped(self.read(request, body), services), received_ns)
+
+    @staticmethod
+    def _scoped(batch: SpanBatch, services: Sequence[str]) -> SpanBatch:
+        """An ingest credential scoped to services sends only theirs (`restrict`)."""
+        return restrict(batch, services) if services else batch
 
     def read_protobuf(self, body: bytes | bytearray) -> SpanBatch:
         """What the allowlist keeps of an export's protobuf bytes (decode.DecodeError if

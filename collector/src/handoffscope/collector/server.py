@@ -56,7 +56,7 @@ from starlette.routing import Route
 from handoffscope.collector import connections, lograte
 from handoffscope.collector.auth import BearerAuth
 from handoffscope.collector.config import CollectorConfig
-from handoffscope.collector.credentials import Credentials
+from handoffscope.collector.credentials import CredentialError, Credentials
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine.judge import Judge
 from handoffscope.collector.engine.leased_judge import LeasedJudge
@@ -66,7 +66,7 @@ from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.health import HealthMetrics
 from handoffscope.collector.hosts import AllowedHosts
 from handoffscope.collector.ingest_log import MARK_KEY, IngestLog, Position, directory_for
-from handoffscope.collector.metrics import Metrics
+from handoffscope.collector.metrics import Metrics, scoped
 from handoffscope.collector.notify.notifier import Notifier
 from handoffscope.collector.notify.routing import RoutingError
 from handoffscope.collector.notify.routing import load as load_routing
@@ -264,8 +264,15 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
     async def metrics_text(request: Request) -> Response:
         # In the thread pool: the health families read the store (a few small queries,
         # cached), which must not hold up the event loop that serves OTLP/HTTP.
+        try:
+            scope = credentials.scope(
+                request.headers.get("authorization"), request.headers.get(sc.SCOPE_HEADER)
+            )
+        except CredentialError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
         text = await run_in_threadpool(metrics.render)
-        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
+        # A reader scoped to services sees their series only (docs/security.md).
+        return PlainTextResponse(scoped(text, scope), media_type="text/plain; version=0.0.4")
 
     raw = [
         Route(otlp_http.PATH, receiver.export, methods=["POST"]),

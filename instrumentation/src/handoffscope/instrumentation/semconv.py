@@ -650,3 +650,12 @@ ACK_NOTES: Final = ("investigating", "known_issue", "expected", "mitigated", "fa
 """Why an operator acknowledged (silenced) a stuck run, a loop or an overdue wait: the
 `note` of an acknowledgement (docs/alerts.md, "Acknowledge and silence"). A closed set of
 codes, never free text, so an acknowledgement holds no content."""
+
+
+# --- who may see what (docs/security.md) --------------------------------------------------
+
+SCOPE_HEADER: Final = "X-Handoffscope-Services"
+"""Request header narrowing one query API request to some services: a comma-separated list
+of `service.name` values, each percent-encoded (so a comma in a name survives). Intersected
+with the credential's own services; an empty value means none. The dashboard sends it for a
+person signed in through OpenID Connect; any client may, as it can only see less."""

@@ -56,7 +56,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -207,6 +207,7 @@ REFUSED_NO_RUN_ID = "no_run_id"
 REFUSED_MALFORMED_IDS = "malformed_ids"
 REFUSED_MALFORMED_TIME = "malformed_time"
 REFUSED_TIME_OUT_OF_WINDOW = "time_out_of_window"
+REFUSED_SERVICE_NOT_IN_SCOPE = "service_not_in_scope"
 REFUSAL_SENTENCES = {
     REFUSED_NOT_EVIDENCE: "name not in the handoff contract",
     REFUSED_NO_RUN_ID: f"no valid {sc.RUN_ID}",
@@ -215,6 +216,9 @@ REFUSAL_SENTENCES = {
     REFUSED_TIME_OUT_OF_WINDOW: (
         "time before 2000-01-01 or too far ahead of the collector's clock "
         "(--max-clock-skew-seconds)"
+    ),
+    REFUSED_SERVICE_NOT_IN_SCOPE: (
+        "a resource service.name this ingest credential is not scoped to (docs/security.md)"
     ),
 }
 
@@ -508,3 +512,39 @@ def _refusal_message(refused: Counter, names: list[str], total: int) -> str:
             text += f" (got {', '.join(repr(x) for x in names)}; expected one of {', '.join(sc.SPAN_NAMES)})"
         parts.append(text)
     return f"refused {sum(refused.values())} of {total} spans: " + "; ".join(parts)
+
+
+def restrict(batch: SpanBatch, services: Sequence[str]) -> SpanBatch:
+    """`batch` less the spans of services outside `services` (an ingest credential's
+    scope): each refused as `service_not_in_scope`, the rest kept. Nothing of the refused
+    services is counted — neither their attribute drops nor their sources — since those
+    figures are the other team's to read."""
+    allowed = set(services)
+    column = batch.columns["service"]
+    keep = [i for i, service in enumerate(column) if service in allowed]
+    out_drops = any(service not in allowed for service, _ in batch.drops)
+    out_sources = any(key[0] not in allowed for key in batch.sources)
+    if len(keep) == len(column) and not out_drops and not out_sources:
+        return batch
+    columns = {name: [values[i] for i in keep] for name, values in batch.columns.items()}
+    out = len(column) - len(keep)
+    refused = Counter(batch.refused)
+    if out:
+        refused[REFUSED_SERVICE_NOT_IN_SCOPE] += out
+    rejected = batch.rejected + out
+    seen = batch.count + batch.rejected
+    message = batch.error_message
+    if out:
+        text = f"{out} with {REFUSAL_SENTENCES[REFUSED_SERVICE_NOT_IN_SCOPE]}"
+        _, _, before = message.partition(": ")
+        message = f"refused {rejected} of {seen} spans: {text}" + (f"; {before}" if before else "")
+    return SpanBatch(
+        columns=columns,
+        count=len(keep),
+        received=batch.received,
+        rejected=rejected,
+        error_message=message,
+        drops=Counter({k: n for k, n in batch.drops.items() if k[0] in allowed}),
+        refused=refused,
+        sources=Counter({k: n for k, n in batch.sources.items() if k[0] in allowed}),
+    )

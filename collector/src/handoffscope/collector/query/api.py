@@ -58,7 +58,8 @@ from handoffscope.instrumentation.verdicts.evidence import silent_before
 from handoffscope.instrumentation.verdicts.explain import not_observed_note, run_why
 
 from ..config import CollectorConfig, QueryConfig
-from ..credentials import Credentials
+from ..credentials import EVERY_SERVICE, CredentialError, Credentials, Scope
+from ..credentials import narrowing as narrowing_of
 from ..engine.usage import NANO
 from ..processor.translate import SOURCES
 from ..store import statements
@@ -87,9 +88,9 @@ NEWEST_PROBE_S = 3600
 """The runs page, newest first, looks for its page in the window's last hour first: on a
 busy store that hour holds it, and the rest of a 30-day window is skipped (runs.sql)."""
 RUN_PATH_LIMIT = 1000
+"""Agents of a run's `path` listed in its detail (`path_summary` speaks for all of them)."""
 CONVERSATION_RUNS_LIMIT = 1000
 """Runs a conversation's answer lists (its `runs_total` and `counts` count them all)."""
-"""Agents of a run's `path` listed in its detail (`path_summary` speaks for all of them)."""
 RUN_OUTCOMES_LIMIT = 1000
 """Verifier outcomes listed in a run's detail."""
 FAILURES = list(sc.FAILURE_VERDICTS)
@@ -362,6 +363,7 @@ def acknowledged_counts(
     looped_since: int,
     stuck_before: int,
     service: str | None = None,
+    scope: Scope = EVERY_SERVICE,
 ) -> dict[tuple[str | None, str], int]:
     """Of the stuck runs, looping runs, overdue and uncertain waits the gauges and tiles
     count, how many have an active acknowledgement, per (service, event)
@@ -374,6 +376,7 @@ def acknowledged_counts(
         "stuck_before": stuck_before,
         "started": sc.RUN_STATUS_STARTED,
         "service": service,
+        "scope": scope.param,
         "stuck": sc.NOTIFY_RUN_STUCK,
         "looping": sc.NOTIFY_RUN_LOOPING,
         "overdue": sc.NOTIFY_APPROVAL_OVERDUE,
@@ -430,6 +433,14 @@ def _continuity_params(
         "since": since,
         "until": INT64_MAX,
     }
+
+
+def seen_turn(r: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """A continuity.sql row as `scope` may see it: the run before it, when another
+    service's (a conversation may cross services), is not named — nor its final agent."""
+    if scope.sees(r["previous_service"]):
+        return r
+    return {**r, "previous_run_id": None, "previous_final_agent": None}
 
 
 def conversation_run(r: dict[str, Any]) -> m.ConversationRun:
@@ -514,7 +525,9 @@ def span(row: dict[str, Any]) -> m.Span:
 RUN_COUNTS = ("in_flight", "stuck", "looping", "stuck_new", "looping_new", "looping_in_flight")
 
 
-def run_counts(cur, now: int, since: int, grace: float, service: str | None) -> dict[str, int]:
+def run_counts(
+    cur, now: int, since: int, grace: float, service: str | None, scope: Scope = EVERY_SERVICE
+) -> dict[str, int]:
     """Runs in flight and stuck now, runs that looped since `since` (ended or not) and how
     many of those are in flight, and how many of each became so since `since`
     (health_runs.sql): what /metrics, the Live tiles and the runs list's states count."""
@@ -527,6 +540,7 @@ def run_counts(cur, now: int, since: int, grace: float, service: str | None) -> 
         "stuck_since": silent_before(since, grace),
         "started": sc.RUN_STATUS_STARTED,
         "service": service,
+        "scope": scope.param,
     }
     for r in _rows(cur, "health_runs", params):
         for k in out:
@@ -535,14 +549,14 @@ def run_counts(cur, now: int, since: int, grace: float, service: str | None) -> 
 
 
 def wait_counts(
-    cur, now: int, since: int, service: str | None
+    cur, now: int, since: int, service: str | None, scope: Scope = EVERY_SERVICE
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Open and expired waits per verdict (run- and handoff-level, any age), and per verdict
     how many deadlines passed since `since` (health_waits.sql)."""
     counts: dict[str, int] = {}
     new: dict[str, int] = {}
     for r in _rows(cur, "health_waits", {"now": now, "since": since}):
-        if service is not None and r["service"] != service:
+        if (service is not None and r["service"] != service) or not scope.sees(r["service"]):
             continue
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + int(r["n"])
         new[r["verdict"]] = new.get(r["verdict"], 0) + int(r["n_new"])
@@ -552,7 +566,7 @@ def wait_counts(
 
 def false_completion_count(cur, params: dict[str, Any]) -> int:
     """Runs first seen in [since, until) that claimed done without proof."""
-    keys = ("since", "until", "service")
+    keys = ("since", "until", "service", "scope")
     return int(_rows(cur, "false_completions_count", {k: params[k] for k in keys})[0]["n"])
 
 
@@ -597,17 +611,31 @@ class QueryAPI:
             cur.close()
 
     def answer(
-        self, read: Callable[..., BaseModel | Response], *args: Any, exclude_unset: bool = False
+        self,
+        read: Callable[..., BaseModel | Response],
+        *args: Any,
+        exclude_unset: bool = False,
+        scope: Scope = EVERY_SERVICE,
     ) -> Response:
-        """Run `read(cursor, now, *args)` and serialise what it returns (in this thread)."""
+        """Run `read(cursor, now, *args, scope=scope)` and serialise what it returns (in
+        this thread). `scope`: the services the request may see (credentials.py)."""
         now = time.time_ns()
         with self.cursor() as cur:
-            result = read(cur, now, *args)
+            result = read(cur, now, *args, scope=scope)
         if isinstance(result, Response):
             return result
         return Response(
             result.model_dump_json(exclude_unset=exclude_unset), media_type="application/json"
         )
+
+    def scope(self, request: Request) -> Scope:
+        """The services `request` may see: its credential's, narrowed by its
+        `X-Handoffscope-Services` header (a `CredentialError` for a header too long)."""
+        headers = request.headers
+        authorization, narrowing = headers.get("authorization"), headers.get(sc.SCOPE_HEADER)
+        if self.credentials is None:
+            return Scope(narrowing_of(narrowing))
+        return self.credentials.scope(authorization, narrowing)
 
     # --- common parameters -------------------------------------------------------------
 
@@ -619,17 +647,25 @@ class QueryAPI:
             INT64_MAX if p.until is None else p.until,
         )
 
-    def _list_params(self, p: m.ListParams, now: int) -> dict[str, Any]:
-        """since / until / service / limit: the parameters every list endpoint shares."""
+    def _list_params(self, p: m.ListParams, now: int, scope: Scope) -> dict[str, Any]:
+        """since / until / service / scope / limit: the parameters every list shares."""
         since, until = self._window(p, now)
-        return {"since": since, "until": until, "service": p.service, "limit": p.limit}
+        return {
+            "since": since,
+            "until": until,
+            "service": p.service,
+            "scope": scope.param,
+            "limit": p.limit,
+        }
 
     # --- readers -------------------------------------------------------------------------
 
-    def services(self, cur, now: int) -> m.Services:
-        return m.Services(services=[r["service"] for r in _rows(cur, "services", {})])
+    def services(self, cur, now: int, scope: Scope = EVERY_SERVICE) -> m.Services:
+        return m.Services(
+            services=[r["service"] for r in _rows(cur, "services", {}) if scope.sees(r["service"])]
+        )
 
-    def runs(self, cur, now: int, p: m.RunsParams) -> m.RunsPage:
+    def runs(self, cur, now: int, p: m.RunsParams, scope: Scope = EVERY_SERVICE) -> m.RunsPage:
         since, until = self._window(p, now)
         looped_since = since
         if p.state == "looping":
@@ -641,6 +677,7 @@ class QueryAPI:
             "looped_since": looped_since,
             "until": until,
             "service": p.service,
+            "scope": scope.param,
             "verdict": p.verdict,
             "limit": p.limit,
             "q": p.q,
@@ -698,7 +735,9 @@ class QueryAPI:
             )
         return m.RunsPage(total=total, runs=out)
 
-    def run(self, cur, now: int, run_id: str, p: m.RunPageParams) -> m.RunDetail | Response:
+    def run(
+        self, cur, now: int, run_id: str, p: m.RunPageParams, scope: Scope = EVERY_SERVICE
+    ) -> m.RunDetail | Response:
         # A run may hold --max-handoffs-per-run handoffs and many more spans: the detail
         # answers one page of each (with totals), so its size is bounded whatever the run.
         grace = self.grace
@@ -706,7 +745,8 @@ class QueryAPI:
             return _error(404, f"no run {run_id[:140]!r}")  # no such id can be stored
         key = {"run_id": run_id, "run_key": run_key(run_id)}
         found = _rows(cur, "run", {**key, "now": now})
-        if not found:
+        # Another service's run reads as no run at all: a 403 would say that it exists.
+        if not found or not scope.sees(found[0]["service"]):
             return _error(404, f"no run {run_id!r}")
         r = found[0]
         verdict = r["verdict_now"]
@@ -739,7 +779,7 @@ class QueryAPI:
         turn: dict[str, Any] = {}
         if r["conversation_id"] is not None:
             found_turn = _rows(cur, "continuity", _continuity_params(now, run=run_id))
-            turn = found_turn[0] if found_turn else {}
+            turn = seen_turn(found_turn[0], scope) if found_turn else {}
         return m.RunDetail(
             **run_facts(r, verdict),
             why=run_why(
@@ -802,11 +842,17 @@ class QueryAPI:
             spans_limit=p.spans_limit,
         )
 
-    def conversation(self, cur, now: int, conversation_id: str) -> m.Conversation | Response:
+    def conversation(
+        self, cur, now: int, conversation_id: str, scope: Scope = EVERY_SERVICE
+    ) -> m.Conversation | Response:
         spec = sc.ATTRIBUTES[sc.GEN_AI_CONVERSATION_ID]
         if sc.check_value(spec, conversation_id) is None:
             return _error(404, f"no conversation {conversation_id[:140]!r}")
-        rows = _rows(cur, "continuity", _continuity_params(now, conversation=conversation_id))
+        rows = [
+            seen_turn(r, scope)
+            for r in _rows(cur, "continuity", _continuity_params(now, conversation=conversation_id))
+            if scope.sees(r["service"])
+        ]
         if not rows:
             return _error(404, f"no conversation {conversation_id!r}")
         counts: dict[str, int] = {}
@@ -821,13 +867,16 @@ class QueryAPI:
             counts=counts,
         )
 
-    def handoffs(self, cur, now: int, p: m.HandoffsParams) -> m.Handoffs:
+    def handoffs(
+        self, cur, now: int, p: m.HandoffsParams, scope: Scope = EVERY_SERVICE
+    ) -> m.Handoffs:
         since, until = self._window(p, now)
         params = {
             "now": now,
             "since": since,
             "until": until,
             "service": p.service,
+            "scope": scope.param,
             "verdict": p.verdict,
             "unhealthy": p.unhealthy,
             "limit": p.limit,
@@ -836,14 +885,21 @@ class QueryAPI:
             handoffs=[handoff_list_item(r, now, self.grace) for r in _rows(cur, "handoffs", params)]
         )
 
-    def edges(self, cur, now: int, p: m.WindowParams) -> m.Edges:
+    def edges(self, cur, now: int, p: m.WindowParams, scope: Scope = EVERY_SERVICE) -> m.Edges:
         since, until = self._window(p, now)
         # Whole days inside the window come from the daily rollup, other whole hours from
         # the hourly one, the rest live (edges.sql).
         h0, h1 = -(-since // NS_PER_HOUR), until // NS_PER_HOUR - 1
         d0, d1 = -(-since // NS_PER_DAY), until // NS_PER_DAY - 1
         dh0, dh1 = (d0 * 24, (d1 + 1) * 24 - 1) if d0 <= d1 else (1, 0)
-        buckets = {"service": p.service, "d0": d0, "d1": d1, "dh0": dh0, "dh1": dh1}
+        buckets = {
+            "service": p.service,
+            "scope": scope.param,
+            "d0": d0,
+            "d1": d1,
+            "dh0": dh0,
+            "dh1": dh1,
+        }
         params = {
             **buckets,
             "now": now,
@@ -880,7 +936,7 @@ class QueryAPI:
             )
         return m.Edges(edges=edges)
 
-    def loops(self, cur, now: int, p: m.ListParams) -> m.Loops:
+    def loops(self, cur, now: int, p: m.ListParams, scope: Scope = EVERY_SERVICE) -> m.Loops:
         acks = ActiveAcks(cur, now)
         return m.Loops(
             loops=[
@@ -897,14 +953,17 @@ class QueryAPI:
                     burned=usage(r, "burned_"),
                     tokens_burned=_tokens(usage(r, "burned_")),
                 )
-                for r in _rows(cur, "loops", self._list_params(p, now))
+                for r in _rows(cur, "loops", self._list_params(p, now, scope))
             ]
         )
 
-    def approvals(self, cur, now: int, p: m.ApprovalsParams) -> m.Approvals:
+    def approvals(
+        self, cur, now: int, p: m.ApprovalsParams, scope: Scope = EVERY_SERVICE
+    ) -> m.Approvals:
         params = {
             "now": now,
             "service": p.service,
+            "scope": scope.param,
             "limit": p.limit,
             "offset": p.offset,
             "overdue": sc.APPROVAL_OVERDUE,
@@ -913,15 +972,17 @@ class QueryAPI:
         rows = _rows(cur, "approvals", params)
         notified = notifications_by_run(cur, list({r["run_id"] for r in rows}))
         acks = ActiveAcks(cur, now)
-        counts, _new = wait_counts(cur, now, now, p.service)
+        counts, _new = wait_counts(cur, now, now, p.service, scope)
         return m.Approvals(
             total=sum(counts.values()),
             counts=counts,
             approvals=[approval(r, now, notified, acks) for r in rows],
         )
 
-    def false_completions(self, cur, now: int, p: m.ListParams) -> m.FalseCompletions:
-        params = self._list_params(p, now)
+    def false_completions(
+        self, cur, now: int, p: m.ListParams, scope: Scope = EVERY_SERVICE
+    ) -> m.FalseCompletions:
+        params = self._list_params(p, now, scope)
         return m.FalseCompletions(
             runs=[
                 m.FalseCompletion(
@@ -938,7 +999,7 @@ class QueryAPI:
             total=false_completion_count(cur, params),
         )
 
-    def live(self, cur, now: int, p: m.LiveParams) -> m.Live:
+    def live(self, cur, now: int, p: m.LiveParams, scope: Scope = EVERY_SERVICE) -> m.Live:
         service, window, grace = p.service, p.window, self.grace
         since = now - window * NS
         acks = ActiveAcks(cur, now)
@@ -949,6 +1010,7 @@ class QueryAPI:
             {
                 "now": now,
                 "service": service,
+                "scope": scope.param,
                 "started": sc.RUN_STATUS_STARTED,
                 "stuck_before": silent_before(now, grace),
                 "limit": LIVE_RUNS_LIMIT,
@@ -976,7 +1038,8 @@ class QueryAPI:
             )
         counts: dict[str, int] = defaultdict(int)
         timeline = []
-        for r in _rows(cur, "live_verdicts", {"now": now, "since": since, "service": service}):
+        shown = {"service": service, "scope": scope.param}
+        for r in _rows(cur, "live_verdicts", {"now": now, "since": since, **shown}):
             counts[r["verdict"]] += r["count"]
             timeline.append(
                 m.Minute(
@@ -990,16 +1053,16 @@ class QueryAPI:
                 "now": now,
                 "since": since,
                 "until": INT64_MAX,
-                "service": service,
+                **shown,
                 "verdict": None,
                 "unhealthy": True,
                 "limit": LIVE_UNHEALTHY,
             },
         )
-        rc = run_counts(cur, now, since, grace, service)
-        waits, waits_new = wait_counts(cur, now, since, service)
-        window_params = {"since": since, "until": INT64_MAX, "service": service}
-        before = {"since": since - window * NS, "until": since, "service": service}
+        rc = run_counts(cur, now, since, grace, service, scope)
+        waits, waits_new = wait_counts(cur, now, since, service, scope)
+        window_params = {"since": since, "until": INT64_MAX, **shown}
+        before = {"since": since - window * NS, "until": since, **shown}
         # Of each tile's count, the acknowledged ones (the tile still counts them all, so
         # the board and the lists agree: "3 looping · 1 acknowledged").
         acked: dict[str, int] = defaultdict(int)
@@ -1009,6 +1072,7 @@ class QueryAPI:
             looped_since=since,
             stuck_before=silent_before(now, grace),
             service=service,
+            scope=scope,
         ).items():
             acked[event] += n
         board = m.Board(
@@ -1042,21 +1106,28 @@ class QueryAPI:
             unhealthy=[handoff_list_item(r, now, grace) for r in unhealthy],
         )
 
-    def weekly(self, cur, now: int, p: m.WeeklyParams) -> m.Weekly | Response:
+    def weekly(
+        self, cur, now: int, p: m.WeeklyParams, scope: Scope = EVERY_SERVICE
+    ) -> m.Weekly | Response:
         today = (dt.datetime(1970, 1, 1) + dt.timedelta(seconds=now // NS)).date()
         monday = today - dt.timedelta(days=today.weekday())
         starts = [monday - dt.timedelta(weeks=i) for i in range(p.weeks - 1, -1, -1)]
         labels = [week_label(d) for d in starts]
         # This week is partial: its rates rest on the days since Monday 00:00 UTC only.
         elapsed = (now / NS - (monday - dt.date(1970, 1, 1)).days * 86400) / 86400
-        rows = _rows(cur, "weekly", {"start": starts[0], "service": p.service})
+        shown = {"service": p.service, "scope": scope.param}
+        rows = _rows(cur, "weekly", {"start": starts[0], **shown})
         body = m.Weekly.model_validate(weekly_body(rows, labels, this_week_days=elapsed))
         start_day = (starts[0] - dt.date(1970, 1, 1)).days
         body.spend = weekly_spend(
-            _rows(cur, "weekly_spend", {"start_day": start_day, "service": p.service}), labels
+            _rows(cur, "weekly_spend", {"start_day": start_day, **shown}), labels
         )
         since = (starts[0] - dt.date(1970, 1, 1)).days * NS_PER_DAY
-        turns = _rows(cur, "continuity", _continuity_params(now, since=since))
+        turns = [
+            r
+            for r in _rows(cur, "continuity", _continuity_params(now, since=since))
+            if scope.sees(r["service"])
+        ]
         body.continuity = [
             m.WeekContinuity.model_validate(w)
             for w in weekly_continuity(turns, labels, service=p.service)
@@ -1065,25 +1136,33 @@ class QueryAPI:
             return Response(weekly_csv(body.model_dump()), media_type="text/csv; charset=utf-8")
         return body
 
-    def drops(self, cur, now: int) -> m.Drops:
-        return m.Drops.model_validate({"drops": _rows(cur, "drops", {})})
+    def drops(self, cur, now: int, scope: Scope = EVERY_SERVICE) -> m.Drops:
+        rows = [r for r in _rows(cur, "drops", {}) if scope.sees(r["service"])]
+        return m.Drops.model_validate({"drops": rows})
 
-    def sources(self, cur, now: int) -> m.Sources:
+    def sources(self, cur, now: int, scope: Scope = EVERY_SERVICE) -> m.Sources:
+        rows = [r for r in _rows(cur, "sources", {}) if scope.sees(r["service"])]
         return m.Sources(
-            sources=fold(_rows(cur, "sources", {}), SOURCE_LABELS, iso),
+            sources=fold(rows, SOURCE_LABELS, iso),
             translators=translator_infos(SOURCES),
         )
 
     # --- acknowledgements ----------------------------------------------------------------
 
-    def acknowledgements(self, cur, now: int, p: m.AcknowledgementsParams) -> m.Acknowledgements:
+    def acknowledgements(
+        self, cur, now: int, p: m.AcknowledgementsParams, scope: Scope = EVERY_SERVICE
+    ) -> m.Acknowledgements:
         if p.active:
             rows = statements.dicts(cur, "ack/active_acknowledgements", {"now": now})
         else:
             rows = statements.dicts(cur, "ack/recent_acknowledgements", {"limit": ACK_RECENT_LIMIT})
-        return m.Acknowledgements(acknowledgements=[acknowledgement(r, now) for r in rows])
+        return m.Acknowledgements(
+            acknowledgements=[acknowledgement(r, now) for r in rows if scope.sees(r["service"])]
+        )
 
-    def acknowledge(self, cur, now: int, body: m.AcknowledgementRequest) -> Response:
+    def acknowledge(
+        self, cur, now: int, body: m.AcknowledgementRequest, scope: Scope = EVERY_SERVICE
+    ) -> Response:
         """Store one acknowledgement (replacing the target's active one); 201 with it, or
         400 naming the field that is wrong, or 404 for a run the store does not hold."""
         handoff_id = body.handoff_id
@@ -1109,7 +1188,7 @@ class QueryAPI:
         found = statements.dicts(
             cur, "ack/run_service", {"run_id": body.run_id, "run_key": run_key(body.run_id)}
         )
-        if not found:
+        if not found or not scope.sees(found[0]["service"]):
             return _error(404, f"run_id: no run {body.run_id[:140]!r}")
         target = {"event": body.event, "run_id": body.run_id, "handoff_id": handoff_id}
         row = {
@@ -1132,13 +1211,19 @@ class QueryAPI:
         )
         return Response(stored.model_dump_json(), status_code=201, media_type="application/json")
 
-    def clear(self, cur, now: int, p: m.ClearParams) -> Response:
+    def clear(self, cur, now: int, p: m.ClearParams, scope: Scope = EVERY_SERVICE) -> Response:
         if p.event == sc.NOTIFY_APPROVAL_OVERDUE and p.handoff_id is None:
             return _error(400, "handoff_id: required for approval_overdue (the wait's handoff.id)")
         if p.event in RUN_EVENTS and p.handoff_id is not None:
             return _error(400, f"handoff_id: not accepted for {p.event} (a run-level event)")
         target = {"event": p.event, "run_id": p.run_id, "handoff_id": p.handoff_id}
-        if not statements.rows(cur, "ack/clear_acknowledgement", {**target, "now": now}):
+        found = statements.dicts(
+            cur, "ack/run_service", {"run_id": p.run_id, "run_key": run_key(p.run_id)}
+        )
+        visible = scope.services is None or (found and scope.sees(found[0]["service"]))
+        if not visible or not statements.rows(
+            cur, "ack/clear_acknowledgement", {**target, "now": now}
+        ):
             return _error(404, f"no active {p.event} acknowledgement of run {p.run_id[:140]!r}")
         log.info("acknowledgement of %s of run %r cleared", p.event, p.run_id[:140])
         return Response(status_code=204)
@@ -1191,11 +1276,16 @@ class QueryAPI:
             )
         extra = {"exclude_unset": True} if read.exclude_unset else {}
 
-        def endpoint(**kw: Any) -> Response:
+        def endpoint(request: Request, **kw: Any) -> Response:
+            try:
+                scope = self.scope(request)
+            except CredentialError as exc:
+                return _error(400, str(exc))
             args = [kw[p.name] for p in params]
-            return self.answer(reader, *args, **extra)
+            return self.answer(reader, *args, scope=scope, **extra)
 
-        endpoint.__signature__ = inspect.Signature(params, return_annotation=Response)  # type: ignore[attr-defined]
+        asked = inspect.Parameter("request", KEYWORD, annotation=Request)
+        endpoint.__signature__ = inspect.Signature([asked, *params], return_annotation=Response)  # type: ignore[attr-defined]
         endpoint.__name__ = read.reader
         return endpoint
 
@@ -1231,11 +1321,17 @@ class QueryAPI:
                 )
             return
 
-        def acknowledge(body: m.AcknowledgementRequest) -> Response:
-            return self.answer(self.acknowledge, body)
+        def acknowledge(request: Request, body: m.AcknowledgementRequest) -> Response:
+            try:
+                return self.answer(self.acknowledge, body, scope=self.scope(request))
+            except CredentialError as exc:
+                return _error(400, str(exc))
 
-        def clear(p: Annotated[m.ClearParams, Query()]) -> Response:
-            return self.answer(self.clear, p)
+        def clear(request: Request, p: Annotated[m.ClearParams, Query()]) -> Response:
+            try:
+                return self.answer(self.clear, p, scope=self.scope(request))
+            except CredentialError as exc:
+                return _error(400, str(exc))
 
         router.add_api_route(
             path,

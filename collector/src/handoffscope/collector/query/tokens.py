@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from .. import credentials as cr
@@ -54,6 +54,12 @@ OPEN = (
 )
 
 
+SCOPED = (
+    "an admin credential scoped to services may not manage credentials (it could make an "
+    "unscoped one): use HANDOFFSCOPE_TOKEN or an admin credential without --service"
+)
+
+
 def token_routes(
     router: APIRouter,
     cursor: Callable[[], Any],
@@ -66,22 +72,33 @@ def token_routes(
     context manager); `guard`: this process's credentials, reloaded after a write.
 
     An open collector (auth off) makes none: a credential made there would close it to
-    every client at once, and whoever reaches an open port could lock the others out."""
+    every client at once, and whoever reaches an open port could lock the others out.
+    An admin credential scoped to services manages none either: it could make itself an
+    unscoped one."""
 
-    def refused() -> Response | None:
+    def scoped(request: Request) -> Response | None:
+        who = guard.principal(request.headers.get("authorization")) if guard else None
+        if who is not None and who.services:
+            return _error(403, SCOPED)
+        return None
+
+    def refused(request: Request) -> Response | None:
         if not writable:
             return _error(405, READ_ONLY)
         if guard is None or not guard.enabled:
             return _error(403, OPEN)
-        return None
+        return scoped(request)
 
-    def listing() -> Response:
+    def listing(request: Request) -> Response:
+        no = scoped(request)
+        if no is not None:
+            return no
         with cursor() as cur:
             rows = cr.listing(cur)
         return _json(m.Credentials(tokens=[credential(r) for r in rows]), 200)
 
-    def create(body: m.TokenRequest) -> Response:
-        no = refused()
+    def create(request: Request, body: m.TokenRequest) -> Response:
+        no = refused(request)
         if no is not None:
             return no
         try:
@@ -95,8 +112,10 @@ def token_routes(
         made = m.NewCredential(**credential(row).model_dump(), token=token)
         return _json(made, 201)
 
-    def revoke(name: str = Path(description="The credential's name.")) -> Response:
-        no = refused()
+    def revoke(
+        request: Request, name: str = Path(description="The credential's name.")
+    ) -> Response:
+        no = refused(request)
         if no is not None:
             return no
         with cursor() as cur:
@@ -117,7 +136,7 @@ def token_routes(
         summary="Tokens",
         operation_id="tokens",
         description="Every credential, revoked ones too (never a token or its hash). Admin only.",
-        responses=bad,
+        responses={**bad, 403: {**error, "description": SCOPED}},
     )
     router.add_api_route(
         PATH,
@@ -130,7 +149,7 @@ def token_routes(
         description="Make a credential; its token is in this answer only. Admin only.",
         responses={
             **bad,
-            403: {**error, "description": OPEN},
+            403: {**error, "description": f"{OPEN}; or {SCOPED}"},
             405: {**error, "description": READ_ONLY},
             409: {**error, "description": "The name is taken."},
         },
@@ -146,7 +165,7 @@ def token_routes(
         "Admin only.",
         responses={
             **bad,
-            403: {**error, "description": OPEN},
+            403: {**error, "description": f"{OPEN}; or {SCOPED}"},
             404: {**error, "description": "No active credential of that name."},
             405: {**error, "description": READ_ONLY},
         },

@@ -74,16 +74,20 @@ class OTLPGRPCReceiver:
         self.metrics = handler.metrics
         self.credentials = credentials
 
-    def _refusal(self, context: grpc.ServicerContext) -> tuple[Any, str] | None:
-        """(gRPC code, message) when the call's token may not send spans; None when it may."""
+    def _refusal(
+        self, context: grpc.ServicerContext
+    ) -> tuple[tuple[Any, str] | None, tuple[str, ...]]:
+        """(gRPC code, message) when the call's token may not send spans, None when it may;
+        and the services it may send spans for (empty: any)."""
         metadata = dict(context.invocation_metadata())
-        status = self.credentials.check(metadata.get("authorization"), INGEST)
+        status, services = self.credentials.admit(metadata.get("authorization"), INGEST)
         if not status:
-            return None
+            return None, services
         code = (
             grpc.StatusCode.UNAUTHENTICATED if status == 401 else grpc.StatusCode.PERMISSION_DENIED
         )
-        return code, refusal(status, INGEST).replace("Authorization:", "metadata authorization:")
+        message = refusal(status, INGEST).replace("Authorization:", "metadata authorization:")
+        return (code, message), services
 
     def _abort(self, context: grpc.ServicerContext, result: str, code, message: str, retry_s=None):
         self.metrics.export_answered(m.GRPC, result)
@@ -95,7 +99,7 @@ class OTLPGRPCReceiver:
         """The `Export` of a signal the collector does not keep: OK, empty, nothing read."""
 
         def export(request: bytes, context: grpc.ServicerContext) -> bytes:
-            refused = self._refusal(context)
+            refused, _ = self._refusal(context)
             if refused is not None:
                 context.abort(*refused)
             self.metrics.discarded(m.GRPC, signal)
@@ -106,11 +110,11 @@ class OTLPGRPCReceiver:
 
     def export(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         received_ns = time.time_ns()
-        refused = self._refusal(context)
+        refused, services = self._refusal(context)
         if refused is not None:
             self._abort(context, m.UNAUTHORIZED, *refused)
         try:
-            batch, committed = self.handler.accept_protobuf(request, received_ns)
+            batch, committed = self.handler.accept_protobuf(request, received_ns, services)
         except decode.DecodeError as exc:
             self._abort(context, m.BAD_REQUEST, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except QueueFull as exc:

@@ -164,37 +164,42 @@ class OTLPHTTPReceiver:
         self.metrics.export_answered(m.HTTP, result)
         return response
 
-    def _refused(self, request: Request, content_type: str) -> tuple[str, Response] | None:
-        """(result, answer) for a request without the token or of a type we do not read;
-        None when it may be read. The same for every OTLP path."""
-        status = self.credentials.check(request.headers.get("authorization"), INGEST)
+    def _refused(
+        self, request: Request, content_type: str
+    ) -> tuple[tuple[str, Response] | None, tuple[str, ...]]:
+        """(result, answer) for a request without the token or of a type we do not read,
+        None when it may be read; and the services its credential may send spans for
+        (empty: any). The same for every OTLP path."""
+        status, services = self.credentials.admit(request.headers.get("authorization"), INGEST)
         if status:
-            return m.UNAUTHORIZED, _status_response(
+            answer = _status_response(
                 status,
                 code_pb2.UNAUTHENTICATED if status == 401 else code_pb2.PERMISSION_DENIED,
                 refusal(status, INGEST),
                 content_type,
                 {"WWW-Authenticate": 'Bearer realm="handoffscope"'} if status == 401 else {},
             )
+            return (m.UNAUTHORIZED, answer), services
         if content_type not in decode.CONTENT_TYPES:
-            return m.UNSUPPORTED, _status_response(
+            answer = _status_response(
                 415,
                 code_pb2.INVALID_ARGUMENT,
                 f"Content-Type {content_type or '(none)'!r} is not supported; "
                 f"send {decode.PROTOBUF} or {decode.JSON}",
                 decode.JSON,
             )
-        return None
+            return (m.UNSUPPORTED, answer), services
+        return None, services
 
     async def export(self, request: Request) -> Response:
         received_ns = time.time_ns()
         content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        refused = self._refused(request, content_type)
+        refused, services = self._refused(request, content_type)
         if refused is not None:
             return self._answer(*refused)
         reservation = _Reservation(self.inflight)
         try:
-            return await self._export(request, content_type, received_ns, reservation)
+            return await self._export(request, content_type, received_ns, reservation, services)
         except ClientDisconnect:
             # Counted by the connection (client_disconnect); nobody is left to answer.
             return Response(status_code=400)
@@ -202,7 +207,12 @@ class OTLPHTTPReceiver:
             reservation.release()
 
     async def _export(
-        self, request: Request, content_type: str, received_ns: int, reservation: _Reservation
+        self,
+        request: Request,
+        content_type: str,
+        received_ns: int,
+        reservation: _Reservation,
+        services: tuple[str, ...],
     ) -> Response:
         limit = self.max_body_bytes
         encoding = request.headers.get("content-encoding", "")
@@ -216,11 +226,11 @@ class OTLPHTTPReceiver:
             body = await _read_body(request, limit, reservation)
             if len(body) > OFF_LOOP_BYTES or encoding.strip() not in ("", "identity"):
                 batch, committed = await asyncio.to_thread(
-                    self._decode_and_accept, body, encoding, content_type, received_ns
+                    self._decode_and_accept, body, encoding, content_type, received_ns, services
                 )
             else:
                 batch, committed = self._decode_and_accept(
-                    body, encoding, content_type, received_ns
+                    body, encoding, content_type, received_ns, services
                 )
         except _NoBudget as exc:
             return self._busy(exc, content_type, {"Retry-After": str(RETRY_AFTER_S), **_CLOSE})
@@ -269,7 +279,7 @@ class OTLPHTTPReceiver:
         in the request's encoding, keep nothing (see the module docstring)."""
         signal = DISCARDED_PATHS[request.url.path]
         content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        refused = self._refused(request, content_type)
+        refused, _ = self._refused(request, content_type)
         if refused is not None:
             return refused[1]
         reservation = _Reservation(self.inflight)
@@ -305,13 +315,19 @@ class OTLPHTTPReceiver:
         return Response(body, media_type=content_type)
 
     def _decode_and_accept(
-        self, body: bytearray, encoding: str, content_type: str, received_ns: int
+        self,
+        body: bytearray,
+        encoding: str,
+        content_type: str,
+        received_ns: int,
+        services: tuple[str, ...],
     ) -> tuple[SpanBatch, Future | None]:
-        """Inflate, decode, allowlist and queue (on the loop or in a worker thread)."""
+        """Inflate, decode, allowlist and queue (on the loop or in a worker thread);
+        `services`: the sender's credential's scope (empty: any service)."""
         raw = decode.inflate(body, encoding, self.max_body_bytes)
         if content_type == decode.PROTOBUF:
-            return self.handler.accept_protobuf(raw, received_ns)
-        return self.handler.accept(decode.parse(raw, content_type), received_ns)
+            return self.handler.accept_protobuf(raw, received_ns, services)
+        return self.handler.accept(decode.parse(raw, content_type), received_ns, services=services)
 
     def _busy(self, exc: Exception, content_type: str, headers: dict[str, str]) -> Response:
         """429: no budget for the body, or the write queue is full (`headers` say when to

@@ -23,7 +23,7 @@ r AS (
         (status IS NULL OR status = $started) AS in_flight
     FROM runs
     WHERE ((status IS NULL OR status = $started) OR (loop AND last_seen_ns >= $looped_since))
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
       AND run_id IN (SELECT run_id FROM a)
 )
 SELECT r.service, CAST($stuck AS VARCHAR) AS event, count(*) AS n
@@ -52,7 +52,7 @@ FROM (
         END AS event
     FROM waits w
     JOIN a ON a.event = $overdue AND a.run_id = w.run_id AND a.handoff_id = w.handoff_id
-    WHERE ($service::VARCHAR IS NULL OR w.service = $service)
+    WHERE ($service::VARCHAR IS NULL OR w.service = $service) AND ($scope::VARCHAR[] IS NULL OR w.service = ANY($scope::VARCHAR[]))
 ) acked_waits
 WHERE event IS NOT NULL
 GROUP BY service, event;

@@ -8,7 +8,7 @@ WITH w AS (
         *,
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, NULL::BIGINT, NULL::VARCHAR, $now) AS verdict_now
     FROM waits
-    WHERE $service::VARCHAR IS NULL OR service = $service
+    WHERE ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 )
 SELECT *
 FROM w

@@ -26,6 +26,7 @@ turns AS (
             AS verdict,
         lag(r.run_id) OVER w AS previous_run_id,
         lag(coalesce(r.final_agent, r.current_agent)) OVER w AS previous_final_agent,
+        lag(r.service) OVER w AS previous_service,
         row_number() OVER w AS position
     FROM runs AS r
     JOIN scope AS s ON s.conversation_id = r.conversation_id

@@ -16,14 +16,14 @@ WITH settled AS (
            input_tokens, output_tokens, model_calls, cost_nusd, unpriced
     FROM edge_daily
     WHERE day BETWEEN $d0 AND $d1
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     UNION ALL
     SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs,
            input_tokens, output_tokens, model_calls, cost_nusd, unpriced
     FROM edge_hourly
     WHERE hour BETWEEN $h0 AND $h1
       AND hour NOT BETWEEN $dh0 AND $dh1
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 ),
 settled_sum AS (
     SELECT
@@ -72,7 +72,7 @@ live AS (
           )
           AND kind IS DISTINCT FROM 'delegation'
     )
-    WHERE $service::VARCHAR IS NULL OR service = $service
+    WHERE ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     GROUP BY ALL
 ),
 ahead AS (
@@ -100,7 +100,7 @@ ahead AS (
       AND kind IS DISTINCT FROM 'delegation'
       AND first_seen_ns >= $full_lo
       AND first_seen_ns < $full_hi
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 ),
 corrections AS (
     SELECT 'handoff' AS kind, from_agent, to_agent, verdict, sum(d) AS n,

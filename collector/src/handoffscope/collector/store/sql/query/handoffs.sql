@@ -13,7 +13,7 @@ WITH page AS (
     FROM handoffs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
       AND (
           $verdict::VARCHAR IS NULL
           OR hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) = $verdict

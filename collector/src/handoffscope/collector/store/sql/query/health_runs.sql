@@ -22,7 +22,7 @@ WITH r AS (
         (status IS NULL OR status = $started) AS in_flight
     FROM runs
     WHERE ((status IS NULL OR status = $started) OR (loop AND last_seen_ns >= $looped_since))
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 )
 SELECT
     service,

@@ -12,7 +12,7 @@ WITH r AS (
         hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) AS verdict
     FROM runs
     WHERE (status IS NULL OR status = $started)
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 )
 SELECT
     *,

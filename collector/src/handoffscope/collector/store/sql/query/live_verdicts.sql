@@ -8,6 +8,6 @@ SELECT
 FROM handoffs
 WHERE first_seen_ns >= $since
   AND (kind IS NULL OR kind = 'handoff')
-  AND ($service::VARCHAR IS NULL OR service = $service)
+  AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 GROUP BY ALL
 ORDER BY minute, verdict;

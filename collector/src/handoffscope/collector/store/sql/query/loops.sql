@@ -9,6 +9,6 @@ FROM runs
 WHERE first_seen_ns >= $since
   AND first_seen_ns < $until
   AND loop
-  AND ($service::VARCHAR IS NULL OR service = $service)
+  AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 ORDER BY last_seen_ns DESC, run_id
 LIMIT $limit;

@@ -41,7 +41,7 @@ r AS NOT MATERIALIZED (
     FROM runs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
       AND (
           $agent::VARCHAR IS NULL
           OR current_agent = $agent

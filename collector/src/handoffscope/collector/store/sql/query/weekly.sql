@@ -11,7 +11,7 @@ SELECT
     sum(handoffs) AS handoffs
 FROM handoff_daily
 WHERE day >= $start
-  AND ($service::VARCHAR IS NULL OR service = $service)
+  AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 GROUP BY ALL
 HAVING sum(handoffs) <> 0
 ORDER BY week, from_agent, to_agent, reason;

@@ -17,7 +17,7 @@ WITH top AS (
         run_id,
         handoff_id
     FROM waits
-    WHERE $service::VARCHAR IS NULL OR service = $service
+    WHERE ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     ORDER BY rank, deadline_ns NULLS LAST, checkpointed_ns, run_id, handoff_id
     LIMIT $limit OFFSET $offset
 )

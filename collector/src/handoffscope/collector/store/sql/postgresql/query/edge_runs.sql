@@ -7,13 +7,13 @@ WITH buckets AS (
     SELECT from_agent, to_agent, (day + 1) * 24 AS ends, runs
     FROM edge_runs_daily
     WHERE day BETWEEN $d0 AND $d1
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     UNION ALL
     SELECT from_agent, to_agent, hour + 1 AS ends, runs
     FROM edge_runs
     WHERE hour BETWEEN $r0 AND $r1
       AND hour NOT BETWEEN $dh0 AND $dh1
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 ),
 walked AS (
     SELECT

@@ -22,14 +22,14 @@ WITH settled AS (
            input_tokens, output_tokens, model_calls, cost_nusd, unpriced
     FROM edge_daily
     WHERE day BETWEEN $d0 AND $d1
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     UNION ALL
     SELECT 'handoff' AS kind, from_agent, to_agent, verdict, undeclared, handoffs,
            input_tokens, output_tokens, model_calls, cost_nusd, unpriced
     FROM edge_hourly
     WHERE hour BETWEEN $h0 AND $h1
       AND hour NOT BETWEEN $dh0 AND $dh1
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 ),
 settled_sum AS (
     SELECT
@@ -56,7 +56,7 @@ live_rows AS (
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
       AND kind = 'delegation'
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     UNION ALL
     -- Every other handoff of the partial hours at the window's ends (kind may be NULL,
     -- hence IS DISTINCT FROM), so no handoff is in both parts.
@@ -69,7 +69,7 @@ live_rows AS (
           OR (first_seen_ns >= $full_hi AND first_seen_ns < $until)
       )
       AND kind IS DISTINCT FROM 'delegation'
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 ),
 live AS (
     SELECT
@@ -110,7 +110,7 @@ ahead AS (
       AND kind IS DISTINCT FROM 'delegation'
       AND first_seen_ns >= $full_lo
       AND first_seen_ns < $full_hi
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 ),
 corrections AS (
     SELECT 'handoff' AS kind, from_agent, to_agent, verdict, sum(d) AS n,

@@ -12,7 +12,7 @@ WITH h AS (
     FROM handoffs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 )
 SELECT *
 FROM h

@@ -45,7 +45,7 @@ r AS NOT MATERIALIZED (
     FROM runs
     WHERE first_seen_ns >= $since
       AND first_seen_ns < $until
-      AND ($service::VARCHAR IS NULL OR service = $service)
+      AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
       AND (
           $agent::VARCHAR IS NULL
           OR current_agent = $agent
@@ -94,7 +94,7 @@ counted AS MATERIALIZED (
         FROM run_hours
         WHERE hour >= (SELECT h0 FROM bounds)
           AND hour < (SELECT h1 FROM bounds)
-          AND ($service::VARCHAR IS NULL OR service = $service)
+          AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     ) + (
         SELECT count(*)
         FROM runs
@@ -102,7 +102,7 @@ counted AS MATERIALIZED (
               (first_seen_ns >= $since AND first_seen_ns < (SELECT lo FROM bounds))
               OR (first_seen_ns >= (SELECT hi FROM bounds) AND first_seen_ns < $until)
           )
-          AND ($service::VARCHAR IS NULL OR service = $service)
+          AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
     ) AS n
 )
 SELECT

@@ -12,7 +12,7 @@ SELECT
     sum(handoffs)::BIGINT AS handoffs
 FROM handoff_daily
 WHERE day >= $start
-  AND ($service::VARCHAR IS NULL OR service = $service)
+  AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 GROUP BY 1, 2, 3, 4
 HAVING sum(handoffs) <> 0
 ORDER BY week, from_agent, to_agent, reason;

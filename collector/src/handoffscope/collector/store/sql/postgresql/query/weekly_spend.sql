@@ -13,7 +13,7 @@ SELECT
     sum(burned_cost_nusd)::BIGINT AS burned_cost_nusd
 FROM run_daily
 WHERE day >= $start_day
-  AND ($service::VARCHAR IS NULL OR service = $service)
+  AND ($service::VARCHAR IS NULL OR service = $service) AND ($scope::VARCHAR[] IS NULL OR service = ANY($scope::VARCHAR[]))
 GROUP BY 1, 2
 HAVING sum(runs) <> 0
 ORDER BY week, verdict;
