@@ -66,17 +66,17 @@ def queries(api: httpx.Client) -> list[tuple[str, list[tuple[str, dict]]]]:
     ).json()["runs"]
     run_ids = [r["run_id"] for r in recent + older] or ["none"]
     services = api.get("/api/v1/services").json()["services"] or [""]
-    # The conversations those runs are turns of (the history makes every run one).
-    conversations = [
-        c
-        for c in (
-            api.get(f"/api/v1/runs/{rid}", params={"handoffs_limit": 1, "spans_limit": 1})
-            .json()
-            .get("conversation_id")
-            for rid in run_ids[:20]
-        )
-        if c
-    ] or ["none"]
+    # The conversations those runs are turns of (the history makes nearly every run one;
+    # the newest few, still in flight, may not be yet: read on until 20 are found).
+    conversations: list[str] = []
+    for rid in run_ids:
+        detail = api.get(f"/api/v1/runs/{rid}", params={"handoffs_limit": 1, "spans_limit": 1})
+        found = detail.json().get("conversation_id") if detail.status_code == 200 else None
+        if found and found not in conversations:
+            conversations.append(found)
+        if len(conversations) == 20:
+            break
+    conversations = conversations or ["none"]
     return [
         ("live (1 h)", [("/api/v1/live", {"window": 3600})]),
         (

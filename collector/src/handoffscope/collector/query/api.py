@@ -1123,14 +1123,9 @@ class QueryAPI:
             _rows(cur, "weekly_spend", {"start_day": start_day, **shown}), labels
         )
         since = (starts[0] - dt.date(1970, 1, 1)).days * NS_PER_DAY
-        turns = [
-            r
-            for r in _rows(cur, "continuity", _continuity_params(now, since=since))
-            if scope.sees(r["service"])
-        ]
+        turns = _rows(cur, "continuity_weekly", {"since": since, **shown})
         body.continuity = [
-            m.WeekContinuity.model_validate(w)
-            for w in weekly_continuity(turns, labels, service=p.service)
+            m.WeekContinuity.model_validate(w) for w in weekly_continuity(turns, labels)
         ]
         if p.format == "csv":
             return Response(weekly_csv(body.model_dump()), media_type="text/csv; charset=utf-8")

@@ -113,23 +113,20 @@ def weekly_body(
     }
 
 
-def weekly_continuity(
-    turns: list[dict[str, Any]], labels: list[str], *, service: str | None = None
-) -> list[dict[str, Any]]:
+def weekly_continuity(rows: list[dict[str, Any]], labels: list[str]) -> list[dict[str, Any]]:
     """Per week (of first seen) and service: the later turns of conversations by
-    continuity, from continuity.sql's rows; a conversation's first run is no turn of this."""
+    continuity, from continuity_weekly.sql's counts per (day, service, continuity); a
+    conversation's first run is no turn of this."""
     counts: dict[tuple, dict[str, int]] = {}
     weeks = set(labels)
     epoch = dt.date(1970, 1, 1)
-    for r in turns:
-        if r["previous_run_id"] is None or (service and r["service"] != service):
-            continue
-        week = week_label(epoch + dt.timedelta(days=r["first_seen_ns"] // 86_400_000_000_000))
+    for r in rows:
+        week = week_label(epoch + dt.timedelta(days=r["day_ns"] // 86_400_000_000_000))
         if week not in weeks:
             continue
         c = counts.setdefault((week, r["service"]), defaultdict(int))
-        c["turns"] += 1
-        c[r["continuity"] or "unknown"] += 1
+        c["turns"] += int(r["turns"])
+        c[r["continuity"] or "unknown"] += int(r["turns"])
     order = {w: i for i, w in enumerate(labels)}
     out = []
     for (week, svc), c in sorted(

@@ -36,19 +36,12 @@ turns AS (
     )
 ),
 firsts AS (
-    SELECT service, start_agent
-    FROM (
-        SELECT
-            service, start_agent,
-            row_number() OVER (
-                PARTITION BY conversation_id
-                ORDER BY coalesce(started_ns, first_seen_ns), run_id
-            ) AS n
-        FROM runs
-        WHERE conversation_id IS NOT NULL
-          AND coalesce(service, '') IN (SELECT coalesce(service, '') FROM turns)
-    ) AS f
-    WHERE n = 1 AND start_agent IS NOT NULL
+    -- One row per conversation, its first run's (DISTINCT ON: no sort of every run).
+    SELECT DISTINCT ON (conversation_id) conversation_id, service, start_agent
+    FROM runs
+    WHERE conversation_id IS NOT NULL
+      AND coalesce(service, '') IN (SELECT DISTINCT coalesce(service, '') FROM turns)
+    ORDER BY conversation_id, coalesce(started_ns, first_seen_ns), run_id
 ),
 declared AS (
     SELECT service, unnest(entry_agents) AS start_agent
@@ -56,7 +49,7 @@ declared AS (
     WHERE coalesce(service, '') IN (SELECT coalesce(service, '') FROM turns)
 ),
 entry AS (
-    SELECT service, start_agent FROM firsts
+    SELECT service, start_agent FROM firsts WHERE start_agent IS NOT NULL
     UNION
     SELECT service, start_agent FROM declared
 )
