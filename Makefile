@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PROJECTS := pyproject.toml instrumentation/pyproject.toml collector/pyproject.toml dashboard/pyproject.toml constraints.txt
 
-.PHONY: help setup demo test test-postgres test-foreign lint format typecheck bench soak screenshots clean
+.PHONY: help setup demo test test-postgres test-foreign lint format typecheck bench soak screenshots clean oidc-provider
 
 help:
 	@echo "make demo          set up, start collector + dashboard, drive live traffic (Ctrl-C stops)"
@@ -45,8 +45,22 @@ format: setup
 # tests wait on a collector, a browser or a timeout, so two cores run two files at once.
 # Serial, the suite took 18 min here; with two workers 10–11 min. The 25 slowest tests are
 # listed at the end (the goal is under 15 min). PYTEST_ARGS adds options.
-test: lint
+test: lint oidc-provider
 	$(BIN)/pytest -n 2 --dist loadfile --durations=25 $(PYTEST_ARGS)
+
+# The real OpenID Connect provider the dashboard's sign-in test starts (tests/support/oidc,
+# npm's oidc-provider, from its lockfile). Without npm, or when npm ci fails, this says so
+# and goes on: tests/dashboard/test_oidc_signin.py then skips with the reason (and fails
+# under CI), so `make test` still runs on a machine with only Python.
+OIDC := tests/support/oidc
+$(OIDC)/node_modules/.package-lock.json: $(OIDC)/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "npm not found: $(OIDC) not installed (the sign-in browser test skips)"; \
+	elif npm ci --prefix $(OIDC) --prefer-offline --no-audit --no-fund --loglevel=error; then \
+		touch $@; \
+	else echo "npm ci failed: $(OIDC) not installed (the sign-in browser test skips)"; fi
+
+oidc-provider: $(OIDC)/node_modules/.package-lock.json
 
 # The collector's verdict, API, crash-safety and content-free suites once more with every
 # store on a real PostgreSQL (tests/support/stores.py: one server per worker, a database
@@ -58,7 +72,8 @@ PG_SUITES := tests/collector/test_engine.py tests/collector/test_api.py \
 	tests/collector/test_big_runs.py tests/collector/test_sources.py \
 	tests/adapters/test_conversations_e2e.py \
 	tests/hardening/test_crash_safety.py \
-	tests/hardening/test_duplicates_order.py tests/hardening/test_privacy.py
+	tests/hardening/test_duplicates_order.py tests/hardening/test_privacy.py \
+	tests/hardening/test_scopes.py
 test-postgres: setup
 	$(BIN)/pytest -n 2 --dist loadfile --store postgresql $(PG_SUITES) $(PG_ARGS)
 
@@ -82,4 +97,4 @@ screenshots: setup
 	$(BIN)/python scripts/screenshots.py
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache $(OIDC)/node_modules

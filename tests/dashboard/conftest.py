@@ -32,6 +32,7 @@ from dashboard_support import (
     build_big_run,
     build_flow_scenario,
     seed,
+    stop,
     wait_http,
     wait_visible,
 )
@@ -177,13 +178,7 @@ def _dashboards(folder: Path) -> Iterator[Any]:
     try:
         yield start
     finally:
-        for proc in procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+        stop(procs)
 
 
 @pytest.fixture

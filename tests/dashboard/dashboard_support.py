@@ -428,6 +428,17 @@ def plotly_specs(at: AppTest) -> list[str]:
 # --- the dashboard as a process ----------------------------------------------------------
 
 
+def stop(procs: list[subprocess.Popen]) -> None:
+    """Stop processes a test started, newest first: SIGTERM, then SIGKILL after 10 s."""
+    for proc in reversed(procs):
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 def wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
     """Wait until `url` answers 200 (readiness of a process we started, not a timing check)."""
 

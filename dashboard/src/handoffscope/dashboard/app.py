@@ -9,6 +9,9 @@ of (`conversation?conversation_id=<id>`), the weekly review, and Sources
 when the board stays empty). Every
 page's filters and selections are in its URL (`urlstate`), with a copy-link box.
 
+Sign-in (`signin`) comes first: with an `[auth]` section in Streamlit's secrets.toml,
+only a signed-in person whose groups are given services gets past it.
+
 The router draws the sidebar filters before the page runs (see `layout.sidebar_filters`)
 so the chosen service stays put while moving between pages. Data comes only from the
 collector's query API (`client`), never from its DuckDB file.
@@ -20,7 +23,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from handoffscope.dashboard import acknowledge, layout, urlstate
+from handoffscope.dashboard import acknowledge, layout, signin, urlstate
 
 HERE = Path(__file__).parent
 # Not `pages/`: Streamlit treats a folder of that name beside the entry point as a legacy
@@ -35,6 +38,11 @@ VIEWS = HERE / "views"
 FAVICON = HERE / "assets" / "favicon.png"
 
 st.set_page_config(page_title="handoffscope", page_icon=str(FAVICON), layout="wide")
+
+# With sign-in on (an `[auth]` section in secrets.toml), whoever may see nothing — signed
+# out, or in no mapped group — is told why and the run stops here: before the navigation,
+# the sidebar and any request to the collector.
+signin.gate()
 
 live = st.Page(VIEWS / "live.py", title="Live", icon=":material/monitor_heart:", default=True)
 control_flow = st.Page(

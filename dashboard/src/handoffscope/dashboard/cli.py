@@ -13,6 +13,12 @@ not for the whole network), with Streamlit's usage statistics off and its file w
 (nothing here is edited while it runs). Exec rather than a child process keeps one pid,
 so a supervisor's stop signal reaches Streamlit directly.
 
+Sign-in: with an `[auth]` section in Streamlit's secrets.toml, people sign in through the
+organisation's OpenID Connect provider and see the services `--group-scopes` gives their
+groups (`handoffscope.dashboard.signin`). Streamlit reads `~/.streamlit/secrets.toml`,
+then `.streamlit/secrets.toml` in the directory the command runs from (or the files
+`STREAMLIT_SECRETS_FILES` names); the command passes them to it untouched.
+
 Host check: `--allowed-hosts` becomes Streamlit's `server.allowedHosts`, which refuses the
 WebSocket — the only channel that carries data (run ids, agents, verdicts) — to a page
 that reached the dashboard under another name (DNS rebinding). The HTML and scripts the
@@ -27,7 +33,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from handoffscope.dashboard.config import ENV_API, ENV_TOKEN, ENV_TRACE_LINK, DashboardConfig
+from handoffscope.dashboard.config import (
+    ENV_API,
+    ENV_GROUP_SCOPES,
+    ENV_TOKEN,
+    ENV_TRACE_LINK,
+    DashboardConfig,
+)
 from handoffscope.instrumentation import options
 
 APP = Path(__file__).with_name("app.py")
@@ -65,6 +77,7 @@ def streamlit_command(
     host: str,
     hosts: Sequence[str] = ("localhost", "127.0.0.1", "::1"),
     trace_link: str = "",
+    group_scopes: str = "",
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and environment `main` execs: split out so a test can check them."""
     argv = [
@@ -94,6 +107,10 @@ def streamlit_command(
     env[ENV_API] = api.rstrip("/")
     if trace_link:
         env[ENV_TRACE_LINK] = trace_link
+    # Set or removed, never inherited: the app maps groups by what the command was given.
+    env.pop(ENV_GROUP_SCOPES, None)
+    if group_scopes:
+        env[ENV_GROUP_SCOPES] = group_scopes
     return argv, env
 
 
@@ -111,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.host,
         allowed_hosts(args.allowed_hosts, args.host),
         trace_link=args.trace_link,
+        group_scopes=args.group_scopes,
     )
     sys.stdout.flush()
     sys.stderr.flush()

@@ -5,15 +5,18 @@ collector over HTTP. Where to ask comes from the environment the `handoffscope d
 command sets up:
 
 - `HANDOFFSCOPE_API` — the collector's base URL (default `http://127.0.0.1:4318`);
-- `HANDOFFSCOPE_TOKEN` — when set, sent as `Authorization: Bearer <token>`.
+- `HANDOFFSCOPE_TOKEN` — when set, sent as `Authorization: Bearer <token>`;
+- with sign-in on (`signin`), the services the signed-in person may see, sent on every
+  request as `X-Handoffscope-Services`.
 
 One `httpx.Client` per (URL, token) lives in `st.cache_resource`, so every session shares
 its connection pool. Answers are turned into pandas frames and kept in `st.cache_data` for
 a few seconds: long enough that the seven pages and a dozen operators do not each hit
 the collector on every rerun, short enough that the board stays live (the live board's
-TTL is below its refresh period). A time window is part of the cache key as a length,
-not as a start time, and is turned into `since` inside the cached call; keying on the
-start time would miss the cache on every rerun.
+TTL is below its refresh period). Every session shares that cache, so each answer is
+keyed on the whole `Connection`: URL, token and the session's services. A time window
+is part of the cache key as a length, not as a start time, and is turned into `since`
+inside the cached call; keying on the start time would miss the cache on every rerun.
 
 Every failure becomes a `CollectorError` with a sentence for the operator and a hint
 (unreachable, token refused, unknown run, an answer of the wrong shape); pages show it
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
@@ -33,7 +36,9 @@ import httpx
 import pandas as pd
 import streamlit as st
 
+from handoffscope.dashboard import signin
 from handoffscope.dashboard.config import DEFAULT_API, ENV_API, ENV_TOKEN
+from handoffscope.instrumentation.semconv import SCOPE_HEADER
 
 LIVE_TTL_SECONDS = 2
 """Below the live board's refresh period, so each refresh shows new data."""
@@ -84,14 +89,27 @@ class BadResponse(CollectorError):
 
 @dataclass(frozen=True)
 class Connection:
+    """Where to ask, with which credential, for which services: everything an answer
+    depends on besides its arguments, so every cached answer is keyed on all of it."""
+
     api: str
     token: str | None
+    services: tuple[str, ...] | None = None
+    """The services the signed-in person may see (`signin.scope()`), sent in the
+    `X-Handoffscope-Services` header; None: no header, whatever the token may read."""
 
     @classmethod
     def from_env(cls) -> Connection:
         api = (os.environ.get(ENV_API) or DEFAULT_API).rstrip("/")
         token = os.environ.get(ENV_TOKEN) or None
         return cls(api, token)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """This connection's own request headers (the shared HTTP client has the rest)."""
+        if self.services is None:
+            return {}
+        return {SCOPE_HEADER: ",".join(quote(s, safe="") for s in self.services)}
 
 
 @st.cache_resource(show_spinner=False)
@@ -106,11 +124,9 @@ def _http(api: str, token: str | None) -> httpx.Client:
     )
 
 
-def _get(
-    api: str, token: str | None, path: str, params: dict[str, Any] | None = None
-) -> httpx.Response:
+def _get(conn: Connection, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
     """GET and map every failure to a `CollectorError`; returns only 2xx responses."""
-    resp = _send(api, token, "GET", path, params)
+    resp = _send(conn, "GET", path, params)
     if resp.status_code >= 400:
         detail = _error_text(resp)
         if resp.status_code == 404 and path.startswith(f"{API_PREFIX}/conversations/"):
@@ -132,8 +148,7 @@ def _get(
 
 
 def _send(
-    api: str,
-    token: str | None,
+    conn: Connection,
     method: str,
     path: str,
     params: dict[str, Any] | None = None,
@@ -142,8 +157,11 @@ def _send(
     """One request; an unreachable collector and a refused token become `CollectorError`s,
     every other answer is returned for the caller to read."""
     clean = {k: v for k, v in (params or {}).items() if v is not None and v != ""}
+    api, token = conn.api, conn.token
     try:
-        resp = _http(api, token).request(method, path, params=clean, json=body)
+        resp = _http(api, token).request(
+            method, path, params=clean, json=body, headers=conn.headers
+        )
     except httpx.TransportError as exc:
         raise CollectorUnreachable(
             f"Cannot reach the collector at {api} ({type(exc).__name__}).",
@@ -173,8 +191,8 @@ def _error_text(resp: httpx.Response) -> str:
     return resp.reason_phrase or "no detail"
 
 
-def _json(api: str, token: str | None, path: str, params: dict[str, Any] | None = None) -> dict:
-    resp = _get(api, token, path, params)
+def _json(conn: Connection, path: str, params: dict[str, Any] | None = None) -> dict:
+    resp = _get(conn, path, params)
     try:
         body = resp.json()
     except ValueError as exc:
@@ -376,7 +394,8 @@ class Health:
 
 
 def connection() -> Connection:
-    return Connection.from_env()
+    """The dashboard's settings and this session's services (`signin.scope()`)."""
+    return replace(Connection.from_env(), services=signin.scope())
 
 
 P = ParamSpec("P")
@@ -385,21 +404,22 @@ _READERS: list[Any] = []
 """Every cached reader, for `clear_cache`."""
 
 
-def reader(ttl: float) -> Callable[[Callable[Concatenate[str, str | None, P], R]], Callable[P, R]]:
-    """A read of the query API, cached for `ttl` seconds per (API, token, arguments).
+def reader(ttl: float) -> Callable[[Callable[Concatenate[Connection, P], R]], Callable[P, R]]:
+    """A read of the query API, cached for `ttl` seconds per (connection, arguments).
 
-    The decorated function takes the API's base URL and token first (so the cache keeps
-    one answer per collector and credential); what it becomes takes only the rest, with
-    the connection read from the dashboard's settings (`connection()`).
+    The decorated function takes the `Connection` first, so the cache keeps one answer
+    per collector, credential and set of services: `st.cache_data` is shared by every
+    session, and keyed on anything less, one person's answers would be shown to another.
+    What it becomes takes only the rest, with the connection of this session
+    (`connection()`).
     """
 
-    def wrap(fn: Callable[Concatenate[str, str | None, P], R]) -> Callable[P, R]:
+    def wrap(fn: Callable[Concatenate[Connection, P], R]) -> Callable[P, R]:
         cached = st.cache_data(ttl=ttl, show_spinner=False)(fn)
         _READERS.append(cached)
 
         def read(*args: P.args, **kwargs: P.kwargs) -> R:
-            c = connection()
-            return cached(c.api, c.token, *args, **kwargs)
+            return cached(connection(), *args, **kwargs)
 
         read.__name__, read.__qualname__, read.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
         return read
@@ -408,9 +428,9 @@ def reader(ttl: float) -> Callable[[Callable[Concatenate[str, str | None, P], R]
 
 
 @reader(LIVE_TTL_SECONDS)
-def health(api: str, token: str | None) -> Health:
+def health(conn: Connection) -> Health:
     """`/healthz` (no auth): the connection in the sidebar, and whether verdicts trail."""
-    body = _json(api, token, "/healthz")
+    body = _json(conn, "/healthz")
     stored = body.get("spans_stored")
     lag = body.get("judge_lag_seconds")
     return Health(
@@ -421,9 +441,9 @@ def health(api: str, token: str | None) -> Health:
 
 
 @reader(REVIEW_TTL_SECONDS)
-def services(api: str, token: str | None) -> list[str]:
+def services(conn: Connection) -> list[str]:
     path = f"{API_PREFIX}/services"
-    body = _json(api, token, path)
+    body = _json(conn, path)
     names = body.get("services", [])
     if not isinstance(names, list):
         raise BadResponse(f"The collector's answer to {path} has no list 'services'.")
@@ -431,9 +451,9 @@ def services(api: str, token: str | None) -> list[str]:
 
 
 @reader(LIVE_TTL_SECONDS)
-def live(api: str, token: str | None, service: str | None, window_seconds: int) -> Live:
+def live(conn: Connection, service: str | None, window_seconds: int) -> Live:
     path = f"{API_PREFIX}/live"
-    body = _json(api, token, path, {"service": service, "window": window_seconds})
+    body = _json(conn, path, {"service": service, "window": window_seconds})
     counts = body.get("verdict_counts") or {}
     now = pd.to_datetime(body.get("now"), utc=True, format="ISO8601", errors="coerce")
     raw_board = body.get("board")
@@ -467,7 +487,7 @@ def _counts(raw: object) -> dict[str, int]:
 
 @reader(LIST_TTL_SECONDS)
 def runs(
-    api: str, token: str | None, service: str | None, window_seconds: int | None,
+    conn: Connection, service: str | None, window_seconds: int | None,
     verdict: str | None = None, limit: int = 100,
 ) -> pd.DataFrame:  # fmt: skip
     path = f"{API_PREFIX}/runs"
@@ -477,7 +497,7 @@ def runs(
         "verdict": verdict,
         "limit": limit,
     }
-    return frame(_list(_json(api, token, path, params), "runs", path), RUN_COLUMNS)
+    return frame(_list(_json(conn, path, params), "runs", path), RUN_COLUMNS)
 
 
 RUN_HANDOFFS_PAGE = 200
@@ -492,7 +512,7 @@ _RUN_LISTS = (
 
 @reader(LIVE_TTL_SECONDS)
 def run_list(
-    api: str, token: str | None, service: str | None, window_seconds: int | None, *,
+    conn: Connection, service: str | None, window_seconds: int | None, *,
     q: str | None = None, agent: str | None = None, state: str | None = None,
     verdict: str | None = None, sort: str = "newest", limit: int = 100, offset: int = 0,
 ) -> Listed:  # fmt: skip
@@ -513,14 +533,14 @@ def run_list(
         "limit": limit,
         "offset": offset,
     }
-    body = _json(api, token, path, params)
+    body = _json(conn, path, params)
     rows = frame(_list(body, "runs", path), RUN_LIST_COLUMNS)
     return Listed(rows, _int(body.get("total")))
 
 
 @reader(LIVE_TTL_SECONDS)
 def run(
-    api: str, token: str | None, run_id: str, handoffs_offset: int = 0,
+    conn: Connection, run_id: str, handoffs_offset: int = 0,
     handoffs_limit: int = RUN_HANDOFFS_PAGE, spans_limit: int = RUN_SPANS_PAGE,
 ) -> RunDetail:  # fmt: skip
     """One run, with one page of its handoffs (from `handoffs_offset`) and its oldest spans."""
@@ -530,7 +550,7 @@ def run(
         "handoffs_limit": handoffs_limit,
         "spans_limit": spans_limit,
     }
-    body = _json(api, token, path, params)
+    body = _json(conn, path, params)
     summary = {k: v for k, v in body.items() if k not in _RUN_LISTS}
     for key in ("started_at", "ended_at", "last_seen_at"):
         ts = pd.to_datetime(summary.get(key), utc=True, format="ISO8601", errors="coerce")
@@ -557,12 +577,10 @@ def _int(value: Any) -> int:
 
 
 @reader(LIST_TTL_SECONDS)
-def edges(
-    api: str, token: str | None, service: str | None, window_seconds: int | None
-) -> pd.DataFrame:
+def edges(conn: Connection, service: str | None, window_seconds: int | None) -> pd.DataFrame:
     path = f"{API_PREFIX}/edges"
     params = {"service": service, "since": _since(window_seconds)}
-    df = frame(_list(_json(api, token, path, params), "edges", path), EDGE_COLUMNS)
+    df = frame(_list(_json(conn, path, params), "edges", path), EDGE_COLUMNS)
     for col in ("count", "unhealthy", "undeclared"):
         df[col] = pd.to_numeric(df[col], errors="coerce").fillna(0).astype(int)
     df["unhealthy_share"] = pd.to_numeric(df["unhealthy_share"], errors="coerce").fillna(0.0)
@@ -571,15 +589,15 @@ def edges(
 
 @reader(LIST_TTL_SECONDS)
 def loops(
-    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int = 100
+    conn: Connection, service: str | None, window_seconds: int | None, limit: int = 100
 ) -> pd.DataFrame:
     path = f"{API_PREFIX}/loops"
     params = {"service": service, "since": _since(window_seconds), "limit": limit}
-    return frame(_list(_json(api, token, path, params), "loops", path), LOOP_COLUMNS)
+    return frame(_list(_json(conn, path, params), "loops", path), LOOP_COLUMNS)
 
 
 @reader(LIVE_TTL_SECONDS)
-def approvals(api: str, token: str | None, service: str | None, limit: int = 10_000) -> Listed:
+def approvals(conn: Connection, service: str | None, limit: int = 10_000) -> Listed:
     """Open waits in the collector's order (overdue, then uncertain, then by deadline), at
     most `limit` (fetched a page at a time), with the total and the count per verdict of
     every open wait."""
@@ -591,7 +609,7 @@ def approvals(api: str, token: str | None, service: str | None, limit: int = 10_
     while len(rows) < limit:
         ask = min(APPROVALS_PAGE, limit - len(rows))
         params = {"service": service, "limit": ask, "offset": len(rows)}
-        body = _json(api, token, path, params)
+        body = _json(conn, path, params)
         page = _list(body, "approvals", path)
         rows += page
         if len(page) < ask or len(rows) >= _int(body.get("total")):
@@ -606,9 +624,9 @@ APPROVALS_PAGE = 1000
 
 
 @reader(LIST_TTL_SECONDS)
-def _drops(api: str, token: str | None) -> pd.DataFrame:
+def _drops(conn: Connection) -> pd.DataFrame:
     path = f"{API_PREFIX}/drops"
-    return frame(_list(_json(api, token, path), "drops", path), DROP_COLUMNS)
+    return frame(_list(_json(conn, path), "drops", path), DROP_COLUMNS)
 
 
 def drops(service: str | None) -> pd.DataFrame:
@@ -618,9 +636,9 @@ def drops(service: str | None) -> pd.DataFrame:
 
 
 @reader(LIST_TTL_SECONDS)
-def _sources(api: str, token: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _sources(conn: Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
     path = f"{API_PREFIX}/sources"
-    body = _json(api, token, path)
+    body = _json(conn, path)
     return (
         frame(_list(body, "sources", path), SOURCE_COLUMNS),
         frame(_list(body, "translators", path), TRANSLATOR_COLUMNS),
@@ -636,20 +654,20 @@ def sources(service: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @reader(LIST_TTL_SECONDS)
 def false_completions(
-    api: str, token: str | None, service: str | None, window_seconds: int | None, limit: int = 100
+    conn: Connection, service: str | None, window_seconds: int | None, limit: int = 100
 ) -> Listed:
     path = f"{API_PREFIX}/false_completions"
     params = {"service": service, "since": _since(window_seconds), "limit": limit}
-    body = _json(api, token, path, params)
+    body = _json(conn, path, params)
     return Listed(
         frame(_list(body, "runs", path), FALSE_COMPLETION_COLUMNS), _int(body.get("total"))
     )
 
 
 @reader(REVIEW_TTL_SECONDS)
-def weekly(api: str, token: str | None, service: str | None, weeks: int) -> Weekly:
+def weekly(conn: Connection, service: str | None, weeks: int) -> Weekly:
     path = f"{API_PREFIX}/review/weekly"
-    body = _json(api, token, path, {"service": service, "weeks": weeks, "format": "json"})
+    body = _json(conn, path, {"service": service, "weeks": weeks, "format": "json"})
     return Weekly(
         this_week=body.get("this_week"),
         last_week=body.get("last_week"),
@@ -666,10 +684,10 @@ def weekly(api: str, token: str | None, service: str | None, weeks: int) -> Week
 
 
 @reader(LIST_TTL_SECONDS)
-def conversation(api: str, token: str | None, conversation_id: str) -> Conversation:
+def conversation(conn: Connection, conversation_id: str) -> Conversation:
     """A conversation's runs in order (`ConversationNotFound`: the collector holds none)."""
     path = f"{API_PREFIX}/conversations/{quote(conversation_id, safe='')}"
-    body = _json(api, token, path)
+    body = _json(conn, path)
     return Conversation(
         conversation_id=str(body.get("conversation_id") or conversation_id),
         runs=frame(_list(body, "runs", path), CONVERSATION_RUN_COLUMNS),
@@ -679,10 +697,10 @@ def conversation(api: str, token: str | None, conversation_id: str) -> Conversat
 
 
 @reader(REVIEW_TTL_SECONDS)
-def weekly_csv(api: str, token: str | None, service: str | None, weeks: int) -> bytes:
+def weekly_csv(conn: Connection, service: str | None, weeks: int) -> bytes:
     """The collector's own CSV export, byte for byte (one row per week, dimension, key)."""
     path = f"{API_PREFIX}/review/weekly"
-    return _get(api, token, path, {"service": service, "weeks": weeks, "format": "csv"}).content
+    return _get(conn, path, {"service": service, "weeks": weeks, "format": "csv"}).content
 
 
 # --- acknowledgements (docs/api.md, Acknowledgements) ------------------------------------
@@ -711,21 +729,21 @@ class NothingToClear(CollectorError):
 
 
 @reader(LIVE_TTL_SECONDS)
-def acknowledgements(api: str, token: str | None, active: bool = True) -> list[dict[str, Any]]:
+def acknowledgements(conn: Connection, active: bool = True) -> list[dict[str, Any]]:
     """Active acknowledgements (`active=False`: the last 200, expired and cleared too), as
     the API's `Acknowledgement` objects."""
-    body = _json(api, token, ACK_PATH, {"active": "true" if active else "false"})
+    body = _json(conn, ACK_PATH, {"active": "true" if active else "false"})
     return _list(body, "acknowledgements", ACK_PATH)
 
 
 @reader(ACK_PROBE_TTL_SECONDS)
-def ack_support(api: str, token: str | None) -> str:
+def ack_support(conn: Connection) -> str:
     """Whether this dashboard's API takes acknowledgements: `ACK_WRITABLE`,
     `ACK_READ_ONLY` or `ACK_UNSUPPORTED`."""
     # An empty body: a collector refuses it (400/422) without writing anything, a
     # read-only API answers 405 before reading it. Asking the API beats guessing from
     # its version or from /openapi.json, which documents the route on both.
-    resp = _send(api, token, "POST", ACK_PATH, body={})
+    resp = _send(conn, "POST", ACK_PATH, body={})
     if resp.status_code == 405:
         return ACK_READ_ONLY
     if resp.status_code == 404:
@@ -761,7 +779,7 @@ def acknowledge(
         "for_seconds": for_seconds,
         "note": note,
     }
-    resp = _send(c.api, c.token, "POST", ACK_PATH, body=body)
+    resp = _send(c, "POST", ACK_PATH, body=body)
     clear_cache()
     if resp.status_code not in (200, 201):
         raise _write_error(resp, "acknowledge")
@@ -776,7 +794,7 @@ def clear_acknowledgement(event: str, run_id: str, handoff_id: str | None) -> No
     """`DELETE /acknowledgements`: the target alerts again at once."""
     c = connection()
     params = {"event": event, "run_id": run_id, "handoff_id": handoff_id}
-    resp = _send(c.api, c.token, "DELETE", ACK_PATH, params)
+    resp = _send(c, "DELETE", ACK_PATH, params)
     clear_cache()
     if resp.status_code == 404:
         raise NothingToClear(
