@@ -19,6 +19,7 @@ from support.polling import eventually
 from test_engine import Collector, accept, outcome, request, run_span
 from test_judge_worker import _body, _counts, _gone, _workers
 
+from handoffscope.collector.engine import PARTITIONS
 from handoffscope.collector.engine.shards import ShardedEngine, batch_outcomes, split
 from handoffscope.collector.store.records import column_name, run_key
 from handoffscope.instrumentation import semconv as sc
@@ -49,7 +50,8 @@ def test_a_batch_splits_by_run_and_its_outcomes_are_the_whole_batchs():
             run_span(b, "completed", at=4.0),
         ]
     )
-    zero, one = split(table, 2)
+    # Two workers deal the partitions out alternately: worker i has those ≡ i mod 2.
+    zero, one = split(table, [p % 2 for p in range(PARTITIONS)], 2)
     assert set(zero.column(RUN_ID).to_pylist()) == {a}
     assert set(one.column(RUN_ID).to_pylist()) == {b}
     assert zero.num_rows + one.num_rows == table.num_rows

@@ -25,6 +25,7 @@ from handoffscope.collector.store.postgres_store import (
     PG_DDL_DIR,
     PostgresStore,
 )
+from handoffscope.collector.store.records import PARTITIONS
 from handoffscope.collector.store.spans import SPAN_SCHEMA, build_spans_table
 from handoffscope.collector.store.steps import read_steps
 
@@ -399,6 +400,10 @@ SAMPLE_PARAMS: dict[str, object] = {
     **dict.fromkeys(["events", "failures", "keys", "ranked", "run_ids", "services"], ["x", "y"]),
     "unhealthy": False,
     "seqs": [1, 2],
+    "parts": [0, 1],
+    "part": 1,
+    "partitions": 16,
+    "lock": 1,
     "spans": 1,
     "cutoff_day": 1,
     "start_day": 1,
@@ -459,6 +464,11 @@ def test_every_statement_runs_on_postgresql(dsn: str) -> None:
         "judge_backlog",
         "try_lease",
         "release_lease",
+        "join_judges",
+        "leave_judges",
+        "judge_members",
+        "try_partition",
+        "release_partition",
     }, "a PostgreSQL twin without a DuckDB statement of that name"
 
     pg = PostgresStore(dsn)
@@ -501,13 +511,26 @@ def test_the_judge_work_list_never_skips_a_commit_that_lands_late(dsn: str) -> N
     b.con.commit()
     assert seq_a < seq_b
     reader = a.cursor()
-    assert statements.rows(reader, "judge_work", {"spans": 100}) == [(seq_b, 2)]
+    every = list(range(PARTITIONS))  # one judge holding every partition
+    listed_for = {"spans": 100, "parts": every}
+    assert statements.rows(reader, "judge_work", listed_for) == [(seq_b, 2, every)]
     a.con.commit()
-    assert statements.rows(reader, "judge_work", {"spans": 100}) == [(seq_a, 1), (seq_b, 2)]
-    assert statements.rows(reader, "judge_work", {"spans": 1}) == [(seq_a, 1)]  # a step's worth
+    assert statements.rows(reader, "judge_work", listed_for) == [
+        (seq_a, 1, every),
+        (seq_b, 2, every),
+    ]
+    step = {"spans": 1, "parts": every}
+    assert statements.rows(reader, "judge_work", step) == [(seq_a, 1, every)]  # a step's worth
     taken = statements.rows(reader, "select_work_spans", {"seqs": [seq_a, seq_b]})
     assert len(taken) == 3
-    statements.run(reader, "done_judge_work", {"seqs": [seq_a]})
+    # Judged for some partitions only: still listed for the others, still in the backlog.
+    statements.run(reader, "done_judge_work", {"seqs": [seq_a], "parts": [0, 1]})
+    assert statements.rows(reader, "judge_work", {"spans": 1, "parts": [0, 1]}) == [
+        (seq_b, 2, [0, 1])
+    ]
+    assert statements.rows(reader, "judge_work", {"spans": 1, "parts": [1, 2]}) == [(seq_a, 1, [2])]
+    assert statements.rows(reader, "judge_backlog")[0][0] == 2
+    statements.run(reader, "done_judge_work", {"seqs": [seq_a], "parts": every})
     count, oldest, listed = statements.rows(reader, "judge_backlog")[0]
     assert (count, listed) == (1, 2) and oldest is not None
     reader.close()

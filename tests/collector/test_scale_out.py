@@ -6,10 +6,11 @@ shared store, is judged once, and survives a collector's death.
   per handoff and per run, rollups equal to a recount of the handoff rows, and every
   answer of the query API field for field what a single DuckDB collector fed the same
   spans answers (only the seconds-ago figures, which move with the clock, are left out).
-- SIGKILL of the judge-lease holder during sustained ingest from several real OTLP
-  exporters into both collectors: every acknowledged span is stored exactly once (a
-  sender whose collector died re-sends its batch to the survivor, as a load balancer's
-  retry would), and every run is judged because the survivor takes the lease over.
+- Both collectors judge: the runs' 16 partitions are shared out, 8 each. SIGKILL of one
+  during sustained ingest from several real OTLP exporters into both: every acknowledged
+  span is stored exactly once (a sender whose collector died re-sends its batch to the
+  survivor, as a load balancer's retry would), and every run is judged exactly once
+  because the survivor takes the dead one's partitions over from the shared work list.
 
 Nothing here times anything: waits are bounded polls (`support.polling.eventually`).
 """
@@ -37,8 +38,14 @@ psycopg = pytest.importorskip("psycopg")
 
 SERVICE = "scale-out-app"
 S = 10**9
-LEASE_TAKEN = "holds the judge lease"
-"""What leased_judge.py logs when this collector takes the lease."""
+PARTITIONS = 16
+"""The runs' partitions the judges share out (records.PARTITIONS)."""
+
+
+def held(collector: CollectorProcess) -> int:
+    return int(collector.raw_healthz()["judge_partitions_held"])
+
+
 CLOCK_FIELDS = {"now", "seconds_since_last_activity", "seconds_left", "days"}
 """Answer fields that are, or count up to, the moment of the query: they differ between
 any two requests, so the comparison leaves them out (every instant is compared). `days`
@@ -361,20 +368,21 @@ class Sender(threading.Thread):
             self.rec.provider.shutdown()
 
 
-def test_sigkill_of_the_lease_holder_during_ingest_loses_nothing_and_judges_every_run(
+def test_both_collectors_judge_and_a_sigkill_loses_nothing_and_judges_every_run_once(
     dsn: str, collector_factory: Collectors
 ) -> None:
-    # One judges in one worker process, the other splits its runs over two
-    # (`--judge-workers 2`): whichever holds the lease, the other takes over from its rows.
+    # One judges in one worker process, the other splits its partitions over two
+    # (`--judge-workers 2`): each judges its share, and takes the other's over from its rows.
     both = start_together(
         collector_factory, ["--store", dsn], ["--store", dsn, "--judge-workers", "2"]
     )
-    holding = eventually(
-        lambda: [c for c in both if LEASE_TAKEN in c.log()],
-        lambda found: len(found) == 1,
-        what="one collector takes the judge lease",
+    shares = eventually(
+        lambda: [held(c) for c in both],
+        lambda n: n == [PARTITIONS // 2] * 2,
+        what="the two collectors share the partitions out evenly",
     )
-    holder, survivor = holding[0], next(c for c in both if c is not holding[0])
+    assert sum(shares) == PARTITIONS
+    holder, survivor = both
     senders = [
         Sender(i, target, survivor) for i, target in enumerate([holder, survivor] * SENDERS_EACH)
     ]
@@ -413,9 +421,9 @@ def test_sigkill_of_the_lease_holder_during_ingest_loses_nothing_and_judges_ever
     assert [k for k in acked if stored[k] != 1] == []
     assert [k for k, n in stored.items() if n != 1] == []
 
-    # Every run judged, once: the survivor took the lease over.
+    # Every run judged, once: the survivor took the dead one's partitions over.
+    eventually(lambda: held(survivor), lambda n: n == PARTITIONS, what="all partitions taken")
     wait_judged(dsn)
-    assert LEASE_TAKEN in survivor.log()
     runs = {s_run for s in senders for s_run in s.runs}
     judged = dict(sql(dsn, "SELECT run_id, count(*) FROM runs GROUP BY 1"))
     assert [r for r in runs if judged.get(r) != 1] == []

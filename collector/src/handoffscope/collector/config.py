@@ -213,7 +213,7 @@ class CollectorConfig(_Served):
     )
     judge: str = option(
         "on",
-        "Where verdicts are derived. `on`: the health engine runs in a worker process of its own beside the collector's (the judge's Python work takes the second core instead of the receiver's lock; a worker that dies is replaced and reloads from the store; on PostgreSQL it starts when this collector first takes the judge lease). `thread`: in the collector's process (one process, less memory, about half the ingest rate on two cores). `off`: ingest only. Exports are stored and acknowledged as usual, but no verdicts are derived: the judge does not run, /healthz says `ingest only: judge off` and the backlog waits in the file; a later start with the judge on catches up from its mark. For a process that only ingests, and for measuring ingest alone (bench/bench_receiver.py).",
+        "Where verdicts are derived. `on`: the health engine runs in a worker process of its own beside the collector's (the judge's Python work takes the second core instead of the receiver's lock; a worker that dies is replaced and reloads from the store; on PostgreSQL it starts when this collector first takes its share of the runs' partitions). `thread`: in the collector's process (one process, less memory, about half the ingest rate on two cores). `off`: ingest only. Exports are stored and acknowledged as usual, but no verdicts are derived: the judge does not run, /healthz says `ingest only: judge off` and the backlog waits in the file; a later start with the judge on catches up from its mark. For a process that only ingests, and for measuring ingest alone (bench/bench_receiver.py).",
         type=_judge_mode,
         metavar="on|thread|off",
     )

@@ -167,6 +167,7 @@ class Metrics:
         """(handoffs, waits and runs the engine holds in memory, its bound: --max-hot-handoffs)."""
         self.judge_lag: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
         self.judge_lease: Callable[[], bool] = lambda: True
+        self.judge_partitions: Callable[[], int] = lambda: 0
         self.judge_worker: Callable[[], tuple[int, list[int]] | None] = lambda: None
         """(workers started, the live ones' pids) of `--judge on`; None: the engine runs in
         this process."""
@@ -318,6 +319,11 @@ class Metrics:
             "one collector always is, unless --judge off).",
             "# TYPE handoffscope_judge_lease_held gauge",
             f"handoffscope_judge_lease_held {int(self.judge_lease())}",
+            "# HELP handoffscope_judge_partitions_held Of the runs' 16 partitions, those this "
+            "collector judges (collectors sharing PostgreSQL share them out; a DuckDB file's "
+            "one collector judges all, unless --judge off).",
+            "# TYPE handoffscope_judge_partitions_held gauge",
+            f"handoffscope_judge_partitions_held {self.judge_partitions()}",
         ]
         worker = self.judge_worker()
         if worker is not None:

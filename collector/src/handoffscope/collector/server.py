@@ -79,6 +79,7 @@ from handoffscope.collector.receiver.otlp_grpc import OTLPGRPCReceiver, start_gr
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.store.interface import Store
 from handoffscope.collector.store.postgres_store import PostgresStore
+from handoffscope.collector.store.records import PARTITIONS
 from handoffscope.collector.writer import Writer
 from handoffscope.instrumentation import semconv as sc
 
@@ -149,6 +150,15 @@ def engine_in_workers(config: CollectorConfig) -> ProcessEngine | ShardedEngine:
     return ProcessEngine(nice=config.judge_nice, **engine_settings(config))
 
 
+def partitions_held(judge: Judge | LeasedJudge, judging: bool) -> int:
+    """How many of the runs' partitions this collector judges: its share on PostgreSQL,
+    every one on a DuckDB file (none with --judge off)."""
+    if not judging:
+        return 0
+    held = getattr(judge, "parts", None)
+    return PARTITIONS if held is None else len(held)
+
+
 def open_store(config: CollectorConfig) -> Store:
     """The store `--store` / `--db` names (schema steps applied); StoreError says why not."""
     if config.shared_store:
@@ -195,6 +205,7 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
     judging = config.judge != "off"
     metrics.judge_lag = lambda: (judge.lag_seconds(), judge.pending_commits)
     metrics.judge_lease = lambda: judging and getattr(judge, "holding", True)
+    metrics.judge_partitions = lambda: partitions_held(judge, judging)
     writer = Writer(
         store,
         judge,
@@ -252,6 +263,9 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
                 # Verdicts trail the acknowledgement (collector/engine/judge.py): how far.
                 "judge_lag_seconds": round(lag, 3),
                 "judge_pending_commits": judge.pending_commits,
+                # Of the runs' partitions, those this collector judges (a shared store's
+                # collectors share them out: engine/leased_judge.py).
+                "judge_partitions_held": partitions_held(judge, judging),
                 # Answered (in the ingest log) but not in the store yet: 0 with it off.
                 "ingest_pending_spans": writer.load_pending_spans,
             },

@@ -62,7 +62,7 @@ from handoffscope.instrumentation.verdicts import DEFAULT_GRACE_SECONDS, wait_mi
 from handoffscope.instrumentation.verdicts.explain import rejection_bucket
 
 from ..store import records, statements
-from ..store.records import HandoffRecord, RunRecord, WaitRecord, run_key
+from ..store.records import PARTITIONS, HandoffRecord, RunRecord, WaitRecord, run_key
 from ..store.statements import Connection
 from ..store.steps import apply_steps, ddl_dir, read_steps
 from .evaluate import RunView, VerificationPolicy, evaluate_run
@@ -80,6 +80,8 @@ log = logging.getLogger(__name__)
 
 ENGINE_VERSION_KEY = "engine_version"
 NS_PER_DAY = 86_400 * 10**9
+ALL_PARTS = frozenset(range(PARTITIONS))
+"""Every partition (records.PARTITIONS): what an engine judges unless told a share."""
 MAX_HOT_HANDOFFS = 20_000
 """The default bound on the handoffs (and runs) held in memory."""
 APPLY_SLICE = 8192
@@ -341,17 +343,20 @@ class HealthEngine:
         reload_window_seconds: float = 3600.0,
         require_outcome: Iterable[str] = (),
         max_handoffs_per_run: int = 10_000,
-        shard: tuple[int, int] = (0, 1),
+        parts: Iterable[int] | None = None,
         price: Price = no_price,
     ) -> None:
         self.grace_seconds = float(grace_seconds)
         self.price = price
         """Prices a usage report when its run is judged (prices.PriceBook.cost; none: None)."""
-        self.shard, self.shards = shard
-        """This engine judges the runs whose `run_key % shards == shard` (`--judge-workers`:
-        one engine per worker process, engine/shards.py); (0, 1): every run."""
-        if not 0 <= self.shard < self.shards:
-            raise ValueError(f"shard {shard!r}: want (i, n) with 0 <= i < n")
+        self.parts = ALL_PARTS if parts is None else frozenset(parts)
+        """The partitions whose runs this engine judges (None: all; a worker of
+        `--judge-workers`, or a collector holding some on a shared store: its share)."""
+        if not self.parts or not self.parts <= ALL_PARTS:
+            raise ValueError(f"parts {sorted(self.parts)!r}: want some of 0..{PARTITIONS - 1}")
+        self.shard, self.shards = min(self.parts), PARTITIONS
+        """Rows are numbered in the residue class of the engine's first partition, mod the
+        partition count: engines judging disjoint partitions never number two rows alike."""
         self.policy = VerificationPolicy(require_outcome)
         """Which completed runs must be verified (collector flag, run flag, service history)."""
         self.retention_days = retention_days
@@ -432,7 +437,7 @@ class HealthEngine:
                 recent.column("run_key").to_pylist(),
                 strict=True,
             )
-            if key % self.shards == self.shard
+            if key % PARTITIONS in self.parts
         ]
         if ids:
             self._reload(con, ids)
@@ -448,13 +453,25 @@ class HealthEngine:
         )
         return len(ids)
 
+    def repart(self, parts: Iterable[int]) -> None:
+        """Judge `parts` from now on; `load` must follow (the memory is of the old share)."""
+        self.parts = frozenset(parts)
+        if not self.parts or not self.parts <= ALL_PARTS:
+            raise ValueError(f"parts {sorted(self.parts)!r}: want some of 0..{PARTITIONS - 1}")
+        self.shard = min(self.parts)
+        self.runs.clear()
+        self._finished.clear()
+        self.hot_size = 0
+
     def _aligned(self, stored_max: int) -> int:
         """The counter to number rows from: `_next` steps by the shard count from here."""
         return stored_max - stored_max % self.shards + self.shard
 
     def _mine(self, keys: np.ndarray) -> np.ndarray:
-        """The run keys of this engine's shard."""
-        return keys if self.shards == 1 else keys[np.mod(keys, self.shards) == self.shard]
+        """The run keys of this engine's partitions."""
+        if self.parts == ALL_PARTS:
+            return keys
+        return keys[np.isin(np.mod(keys, PARTITIONS), sorted(self.parts))]
 
     def prepare(self, con: Connection) -> None:
         """Ready to apply (the judge's first act). Nothing to do here: whoever opened the
@@ -536,7 +553,7 @@ class HealthEngine:
 
     def retention(self, con: Connection, cutoff_ns: int) -> None:
         """Delete derived rows of runs whose last evidence ended before `cutoff_ns`."""
-        if self.shard == 0:  # the rows of every shard: deleted once
+        if 0 in self.parts:  # the rows of every partition: deleted once, by partition 0's
             params = {"cutoff": cutoff_ns}
             for name in ("expire_handoffs", "expire_waits", "expire_runs"):
                 statements.run(con, f"engine/{name}", params)

@@ -1,28 +1,40 @@
-"""The judge of a shared store: one collector at a time judges, from the shared work list.
+"""The judges of a shared store: the collectors share the runs' partitions out between them.
 
 Several collectors write one PostgreSQL database (`store/postgres_store.py`); each group
 commit, whichever collector made it, lists its number on `judge_work` in its own
-transaction. Judgment over a run must happen exactly once however many collectors there
-are, and with every span of the run in view — a run's spans may arrive at different
-collectors (one trace id per resume). So one collector at a time judges everything:
+transaction — once for each of the runs' partitions (`records.PARTITIONS`, by run key).
+Judgment over a run must happen exactly once however many collectors there are, and with
+every span of the run in view — a run's spans may arrive at different collectors (one
+trace id per resume). A run belongs to one partition, and one collector at a time judges
+a partition:
 
-- **the lease** is a session advisory lock (`try_lease.sql`) held by the judge's
-  own connection. Every collector's judge thread tries for it every `POLL_S`; the one that
-  gets it judges until it stops. When its process dies, PostgreSQL ends the session,
-  rolls its open step back (verdicts and work-list deletes together) and frees the lock:
-  another collector takes over within about `POLL_S` plus the time PostgreSQL takes to
-  notice the closed socket (immediate on a kill; TCP keepalive on a vanished host);
-- **on taking the lease** the judge starts from a fresh health engine loaded from the
-  derived tables (`HealthEngine.load`): what another collector judged since it last held
-  the lease is in the tables, not in this process's memory;
-- **a step** takes the oldest listed commits (up to a step's worth of spans), merges and
-  judges their spans, writes the changed rows and deletes the commits from the list — all
-  in ONE transaction, so a commit is judged once: by the step that deletes it. A commit
-  that lands after a later-numbered one is simply listed later; a mark would skip it.
+- **membership**: every judging collector holds the judge lease's key *shared* for as
+  long as its session lives (`join_judges.sql`); `judge_members.sql` counts them. (A
+  collector of an older version takes that key exclusively, to judge alone: the two never
+  judge at once.)
+- **partitions** are session advisory locks (`try_partition.sql`). Every `BALANCE_S`
+  each judge aims at its fair share — the partitions over the judges, rounded up — taking
+  free ones while it holds fewer, giving its last ones back while it holds more, so a
+  collector that joins gets partitions within seconds and they spread evenly. When a
+  process dies, PostgreSQL ends its session, rolls its open step back (verdicts and
+  work-list deletes together) and frees its locks: the others see one judge fewer and take
+  its partitions over within about `BALANCE_S` plus the time PostgreSQL takes to notice the
+  closed socket (immediate on a kill; TCP keepalive on a vanished host).
+- **when its share changes** the judge starts from a fresh engine for the partitions it
+  now holds, loaded from the derived tables (`HealthEngine.load`): what another collector
+  judged for them is in the tables, not in this process's memory.
+- **a step** takes the oldest commits still listed for a held partition (up to a step's
+  worth of spans), judges the spans of their runs in those partitions — with the whole
+  commits' outcomes, which every partition's policy needs (`shards.batch_outcomes`) —
+  writes the changed rows and deletes the commits' rows of those partitions, all in ONE
+  transaction, so a commit is judged once per partition: by the step that deletes its
+  row. A commit that lands after a later-numbered one is simply listed later; a mark
+  would skip it.
 
 The lag (`/healthz`, `/metrics`, the dashboard's "verdicts N s behind") is the shared
-list's: every collector reports the same backlog, measured from the committing
-collector's clock (keep the collectors' clocks in NTP sync).
+list's: every collector reports the same backlog — the commits some partition has not
+judged yet — measured from the committing collector's clock (keep the collectors' clocks
+in NTP sync).
 
 Same surface as `judge.Judge`, which the writer and the health endpoints call.
 """
@@ -31,19 +43,31 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from handoffscope.instrumentation import semconv as sc
+
 from ..store import statements
 from ..store.postgres_store import PostgresStore
+from ..store.records import PARTITIONS, column_name, run_key
 from ..writer import MAX_GROUP_SPANS
 from .judge import RETRY_S, JudgeBase
+from .shards import batch_outcomes
 
 log = logging.getLogger(__name__)
 
 LEASE = {"name": "handoffscope.judge"}
-"""The advisory lock's name (hashed to its key by try_lease.sql)."""
+"""The judges' shared lock's name (hashed to its key by join_judges.sql)."""
+PARTITION_KEY = 0x48534A50
+"""The first half of each partition lock's key ("HSJP"; the second is the partition)."""
+BALANCE_S = 1.0
+"""How often a judge counts the judges and moves towards its fair share."""
 POLL_S = 0.5
 """How often a judge without work, or without the lease, looks again. A local commit
 wakes the holder at once; another collector's commit waits for this poll."""
@@ -60,12 +84,15 @@ class LeasedJudge(JudgeBase):
         retention_days: float = 0.0,
         nice: int = 0,
     ) -> None:
-        # `engine` is the current lease's (None while another collector holds it).
+        # `engine` judges the partitions held (None while this collector holds none).
         super().__init__(store, None, retention_days, nice)
         self.make_engine = make_engine
         self.con = store.session()
-        self.holding = False
-        """Whether this collector holds the judge lease."""
+        self.joined = False
+        """Whether this collector is counted among the store's judges."""
+        self.parts: frozenset[int] = frozenset()
+        """The partitions this collector judges now."""
+        self._balanced_at = 0.0
         self.leases_taken = 0
         self.steps = 0
         self._backlog: tuple[int, int | None, int] = (0, None, 0)
@@ -120,27 +147,37 @@ class LeasedJudge(JudgeBase):
         self._judging = judging
         self._thread.start()
 
+    @property
+    def holding(self) -> bool:
+        """Whether this collector judges any partition now."""
+        return bool(self.parts)
+
     def close(self, timeout: float | None = None) -> None:
-        """Judge what is listed (if holding, within CLOSE_BUDGET_S), hand the lease back, stop."""
+        """Judge what is listed for the partitions held (within CLOSE_BUDGET_S), hand them
+        back, stop."""
         with self._wake:
             self._stopping = True
             self._wake.notify()
         if self._thread.is_alive():
             self._thread.join(timeout)
         try:
-            if self.holding:
-                self.con.rollback()
-                statements.rows(self.con, "release_lease", LEASE)
-                self.con.commit()
-        except Exception:  # the connection may be gone; closing it frees the lock anyway
-            log.debug("releasing the judge lease failed", exc_info=True)
-        self.holding = False
+            self.con.rollback()
+            self._release(self.parts)
+            if self.joined:
+                statements.rows(self.con, "leave_judges", LEASE)
+            self.con.commit()
+        except Exception:  # the connection may be gone; closing it frees the locks anyway
+            log.debug("handing the judge partitions back failed", exc_info=True)
+        self.parts = frozenset()
+        self.joined = False
         self.con.close()
 
     def catch_up(self) -> None:
-        """Take the lease and judge everything listed, in the calling thread (tests)."""
-        if not self.holding and not self._take_lease():
-            raise RuntimeError("another collector holds the judge lease")
+        """Take every free partition and judge everything listed for them, in the calling
+        thread (tests)."""
+        self._balance(want=PARTITIONS)
+        if not self.parts:
+            raise RuntimeError("other collectors hold every judge partition")
         while self._step():
             pass
 
@@ -153,7 +190,10 @@ class LeasedJudge(JudgeBase):
                 deadline = time.monotonic() + CLOSE_BUDGET_S
             busy = False
             try:
-                if self._judging and (self.holding or (not self._stopping and self._take_lease())):
+                due = time.monotonic() - self._balanced_at >= BALANCE_S
+                if self._judging and not self._stopping and due:
+                    self._balance()
+                if self._judging and self.parts:
                     self._retention_if_due()
                     with self._wake:
                         self._gather()
@@ -177,48 +217,95 @@ class LeasedJudge(JudgeBase):
                     if not self._stopping:
                         self._wake.wait(timeout=POLL_S)
 
-    def _take_lease(self) -> bool:
+    def _balance(self, want: int | None = None) -> None:
+        """Move towards this collector's fair share of the partitions (`want` of them,
+        by default the partitions over the judges, rounded up); a fresh engine for the
+        new share when it changed."""
         con = self.con
-        got = bool(statements.rows(con, "try_lease", LEASE)[0][0])
-        con.commit()
-        if not got:
-            return False
-        # What other collectors judged while they held the lease is in the tables, not
-        # here: a fresh engine, loaded, in a transaction of its own.
-        engine = self.make_engine()
-        try:
-            con.begin()
-            engine.load(con)
+        self._balanced_at = time.monotonic()
+        if not self.joined:
+            self.joined = bool(statements.rows(con, "join_judges", LEASE)[0][0])
             con.commit()
+            if not self.joined:  # an older collector judges alone
+                return
+        judges = max(1, int(statements.rows(con, "judge_members", LEASE)[0][0]))
+        share = math.ceil(PARTITIONS / judges) if want is None else want
+        held = set(self.parts)
+        if len(held) > share:
+            extra = sorted(held)[share:]
+            self._release(extra)
+            held -= set(extra)
+        else:
+            # Start the search where this process's share would start, so that judges
+            # joining together do not all race for partition 0 first.
+            start = (id(self) // 16) % PARTITIONS
+            for i in range(PARTITIONS):
+                if len(held) >= share:
+                    break
+                part = (start + i) % PARTITIONS
+                if (
+                    part not in held
+                    and statements.rows(
+                        con, "try_partition", {"lock": PARTITION_KEY, "part": part}
+                    )[0][0]
+                ):
+                    held.add(part)
+        con.commit()
+        if held != self.parts:
+            self._judge(frozenset(held))
+
+    def _judge(self, parts: frozenset[int]) -> None:
+        """Judge `parts` from now on: what other collectors judged of them is in the
+        tables, not here — a fresh engine, loaded, in a transaction of its own."""
+        old, self.engine = self.engine, None
+        if old is not None:
+            old.release()
+        self.parts = parts
+        if not parts:
+            log.info("this collector judges no partition now")
+            return
+        engine = self.make_engine()
+        engine.repart(parts)
+        try:
+            self.con.begin()
+            engine.load(self.con)
+            self.con.commit()
         except BaseException:
             self._drop_lease()
             engine.release()
             raise
         self.engine = engine
-        self.holding = True
         self.leases_taken += 1
-        log.info("this collector holds the judge lease (taken %d times)", self.leases_taken)
-        return True
+        log.info(
+            "this collector judges %d of %d partitions (share taken %d times)",
+            len(parts),
+            PARTITIONS,
+            self.leases_taken,
+        )
+
+    def _release(self, parts: Any) -> None:
+        for part in parts:
+            statements.rows(self.con, "release_partition", {"lock": PARTITION_KEY, "part": part})
 
     def _drop_lease(self) -> None:
-        """After a failure: give the lease back (or lose it with the connection) and forget
-        the engine, whose memory may be ahead of the rolled-back tables (a worker engine
-        stops its processes: their memory is of no use until the lease is taken again)."""
+        """After a failure: give the partitions back (or lose them with the connection)
+        and forget the engine, whose memory may be ahead of the rolled-back tables (a
+        worker engine stops its processes: their memory is of no use until the next share
+        is taken)."""
         engine, self.engine = self.engine, None
         if engine is not None:
             engine.release()
-        was = self.holding
-        self.holding = False
+        held, self.parts = self.parts, frozenset()
         try:
             self.con.rollback()
-            if was:
-                statements.rows(self.con, "release_lease", LEASE)
-                self.con.commit()
+            self._release(held)
+            self.con.commit()
         except Exception:
-            log.debug("giving the judge lease back failed", exc_info=True)
+            log.debug("giving the judge partitions back failed", exc_info=True)
         if not self.con.closed:
             return
-        # The connection is broken: PostgreSQL freed the lock with the session.
+        # The connection is broken: PostgreSQL freed the locks with the session.
+        self.joined = False
         self.con.close()
         try:
             self.con = self.store.session()
@@ -229,20 +316,25 @@ class LeasedJudge(JudgeBase):
             log.debug("reconnecting the judge failed; retrying", exc_info=True)
 
     def _step(self) -> bool:
-        """Judge the oldest listed commits; return whether there were any."""
+        """Judge the oldest commits listed for the partitions held; return whether there
+        were any."""
         con = self.con
         t0 = time.perf_counter()
+        held = sorted(self.parts)
         con.begin()
         try:
-            work = statements.rows(con, "judge_work", {"spans": self.step_budget()})
-            seqs = [int(seq) for seq, _ in work]
+            work = statements.rows(con, "judge_work", {"spans": self.step_budget(), "parts": held})
+            seqs = [int(seq) for seq, _, _ in work]
             n = 0
             if seqs:
                 spans = statements.arrow(con, "select_work_spans", {"seqs": seqs})
-                n = spans.num_rows
-                if n:
-                    self.engine.apply(con, spans)
-                statements.run(con, "done_judge_work", {"seqs": seqs})
+                listed = {int(seq) * PARTITIONS + int(p) for seq, _, parts in work for p in parts}
+                mine = _listed(spans, listed)
+                n = mine.num_rows
+                outcomes = batch_outcomes(spans)
+                if n or outcomes:
+                    self.engine.apply(con, mine, outcomes)
+                statements.run(con, "done_judge_work", {"seqs": seqs, "parts": held})
             count, oldest, pending = statements.rows(con, "judge_backlog")[0]
             con.commit()
         except BaseException:
@@ -287,3 +379,18 @@ class LeasedJudge(JudgeBase):
         cutoff_ns = self._retention_due()
         if cutoff_ns is not None:
             self._retention(self.con, cutoff_ns)
+
+
+_RUN_ID = column_name(sc.RUN_ID)
+
+
+def _listed(spans: pa.Table, listed: set[int]) -> pa.Table:
+    """The spans whose (commit, partition of their run) is in `listed`
+    (`commit_seq * PARTITIONS + partition`): this step's share of the commits, less the
+    partitions another collector judged them for already."""
+    runs = spans.column(_RUN_ID)
+    ids = pc.unique(runs).to_pylist()
+    part_of = pa.array([0 if r is None else run_key(r) % PARTITIONS for r in ids], pa.int64())
+    parts = pc.take(part_of, pc.index_in(runs, value_set=pa.array(ids, runs.type)))
+    keys = pc.add(pc.multiply(spans.column("commit_seq"), PARTITIONS), parts)
+    return spans.filter(pc.is_in(keys, value_set=pa.array(sorted(listed), pa.int64())))

@@ -3,8 +3,9 @@
 One worker judges on one core (engine/worker.py): about 40k spans/s of runs of four
 spans on this machine's cores, so a collector ingesting more than that falls behind. The
 runs are independent of each other but for one fact — whether a service has reported an
-outcome yet (`VerificationPolicy`) — so they can be judged apart: worker i holds and
-judges the runs whose `run_key % N == i`.
+outcome yet (`VerificationPolicy`) — so they can be judged apart: the runs' partitions
+(`engine.PARTITIONS`, by run key) are dealt out to the workers, and each holds and judges
+the runs of its partitions.
 
 Each judge step (`apply`) splits the batch by run, and sends every worker its part at
 once, with the batch's earliest outcome per service (each worker learns what the whole
@@ -14,8 +15,8 @@ one transaction (`worker.call_all`), so the rows of every shard and the judge's 
 still commit together, and a failure of any worker rolls the whole step back.
 
 What the shards must not share, they do not: each numbers its rows in its own residue
-class (`HealthEngine.shard`), holds the keys of its own runs only, and gets 1/N of the
-memory bound. The rollups take +1/-1 deltas and the service list inserts are idempotent,
+class (its first partition's, `HealthEngine.shard`), holds the keys of its own runs only,
+and gets 1/N of the memory bound. The rollups take +1/-1 deltas and the service list inserts are idempotent,
 so the shards' writes add up to what one engine writes.
 """
 
@@ -29,8 +30,8 @@ import pyarrow.compute as pc
 
 from handoffscope.instrumentation import semconv as sc
 
-from ..store.records import column_name, run_key
-from . import MAX_HOT_HANDOFFS
+from ..store.records import PARTITIONS, column_name, run_key
+from . import ALL_PARTS, MAX_HOT_HANDOFFS
 from .worker import ProcessEngine, call_all, load_all
 
 _RUN_ID = column_name(sc.RUN_ID)
@@ -40,16 +41,48 @@ _OUTCOME_RESULT = column_name(sc.OUTCOME_RESULT)
 class ShardedEngine:
     """N `ProcessEngine`s, each judging its shard of the runs; called like one."""
 
-    def __init__(self, workers: int, *, nice: int = 0, **settings: Any) -> None:
+    def __init__(self, workers: int, *, nice: int = 0, parts: Any = None, **settings: Any) -> None:
+        """`parts`: the partitions this collector judges (None: all), dealt out to at most
+        `workers` workers (fewer when there are fewer partitions)."""
         if workers < 2:
             raise ValueError("a sharded engine has at least two workers")
-        hot = settings.pop("max_hot_handoffs", MAX_HOT_HANDOFFS)
-        self.shards = [
-            ProcessEngine(
-                **settings, nice=nice, shard=(i, workers), max_hot_handoffs=max(1, hot // workers)
-            )
-            for i in range(workers)
-        ]
+        self.workers, self.nice, self.settings = workers, nice, settings
+        self.hot = settings.pop("max_hot_handoffs", MAX_HOT_HANDOFFS)
+        self._starts_before = 0
+        """Workers started by the shards of an earlier share (`repart`), for /metrics."""
+        self.shards: list[ProcessEngine] = []
+        self._deal(ALL_PARTS if parts is None else parts)
+
+    def _deal(self, parts: Any) -> None:
+        held = sorted(parts)
+        dealt = [held[i :: self.workers] for i in range(min(self.workers, len(held)))]
+        self.parts = frozenset(held)
+        if len(dealt) == len(self.shards):
+            # The same workers, each with its new share (a restart after a release is not
+            # counted as a death).
+            for shard, mine in zip(self.shards, dealt, strict=True):
+                shard.repart(mine)
+        else:
+            self._starts_before = self.worker_starts
+            self.release()
+            self.shards = [
+                ProcessEngine(
+                    **self.settings,
+                    nice=self.nice,
+                    parts=mine,
+                    max_hot_handoffs=max(1, self.hot // len(dealt)),
+                )
+                for mine in dealt
+            ]
+        self._worker_of = [0] * PARTITIONS
+        for i, mine in enumerate(dealt):
+            for part in mine:
+                self._worker_of[part] = i
+
+    def repart(self, parts: Any) -> None:
+        """Judge `parts` from now on, dealt out afresh: the workers stop, and the next call
+        starts those of the new share (and loads their runs)."""
+        self._deal(parts)
 
     # -- what /metrics reads (sums over the shards) -----------------------------------------
 
@@ -66,7 +99,7 @@ class ShardedEngine:
 
     @property
     def worker_starts(self) -> int:
-        return sum(shard.worker_starts for shard in self.shards)
+        return self._starts_before + sum(shard.worker_starts for shard in self.shards)
 
     @property
     def worker_pids(self) -> list[int]:
@@ -87,10 +120,12 @@ class ShardedEngine:
     def prepare(self, con: Any) -> None:
         self._ready(con)
 
-    def apply(self, con: Any, new_spans: pa.Table) -> None:
+    def apply(self, con: Any, new_spans: pa.Table, outcomes: dict[str, int] | None = None) -> None:
+        """`outcomes`: the earliest outcome per service of a batch of which `new_spans`
+        is this collector's partitions' part (a shared store's judge); else its own."""
         self._ready(con)
-        outcomes = batch_outcomes(new_spans)
-        parts = split(new_spans, len(self.shards))
+        outcomes = batch_outcomes(new_spans) if outcomes is None else outcomes
+        parts = split(new_spans, self._worker_of, len(self.shards))
         # Every shard hears of the batch's outcomes, even one with no spans in it: its
         # policy must know them when its own runs of that service complete later.
         call_all(
@@ -128,11 +163,14 @@ class ShardedEngine:
                 shard.load(con)
 
 
-def split(spans: pa.Table, n: int) -> list[pa.Table]:
-    """The batch's spans by shard: those of run r go to `run_key(r) % n` (no run id: 0)."""
+def split(spans: pa.Table, worker_of: list[int], n: int) -> list[pa.Table]:
+    """The batch's spans by worker: those of run r go to the worker of its partition,
+    `worker_of[run_key(r) % PARTITIONS]` (no run id: partition 0's)."""
     runs = spans.column(_RUN_ID)
     ids = pc.unique(runs).to_pylist()
-    shard_of = pa.array([0 if r is None else run_key(r) % n for r in ids], pa.int64())
+    shard_of = pa.array(
+        [worker_of[0 if r is None else run_key(r) % PARTITIONS] for r in ids], pa.int64()
+    )
     shard = pc.take(shard_of, pc.index_in(runs, value_set=pa.array(ids, runs.type)))
     return [spans.filter(pc.equal(shard, i)) for i in range(n)]
 

@@ -249,6 +249,12 @@ class ProcessEngine:
         except WorkerError:
             self._discard()  # a worker that cannot roll back is replaced
 
+    def repart(self, parts: Any) -> None:
+        """Judge `parts` from now on: the worker stops, and the next call starts one that
+        judges them (and loads their runs)."""
+        self.release()
+        self.settings["parts"] = tuple(sorted(parts))
+
     def release(self) -> None:
         """Stop the worker until a call needs one again (then it starts and loads): its
         memory is of no use meanwhile — the collector lost the judge lease on PostgreSQL."""

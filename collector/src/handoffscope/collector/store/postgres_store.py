@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from handoffscope.instrumentation import semconv as sc
 
 from . import statements
+from .records import PARTITIONS
 from .spans import drops_table, sources_table
 from .steps import (
     SEMCONV_VERSION_KEY,
@@ -361,7 +362,12 @@ class PostgresStore:
         with statements.registered(raw, {"new_spans": incoming}):
             stored = statements.rows(raw, "insert_spans", {"commit_seq": commit_seq})
         if stored and commit_seq is not None:
-            work = {"commit_seq": commit_seq, "spans": len(stored), "now": time.time_ns()}
+            work = {
+                "commit_seq": commit_seq,
+                "spans": len(stored),
+                "now": time.time_ns(),
+                "partitions": PARTITIONS,  # listed once for each judge partition
+            }
             statements.run(raw, "add_judge_work", work)
         if len(stored) == incoming.num_rows:
             return incoming

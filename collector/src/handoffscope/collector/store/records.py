@@ -61,6 +61,19 @@ def run_key(run_id: str) -> int:
     return int.from_bytes(hashlib.md5(run_id.encode()).digest()[8:], "little", signed=True)
 
 
+PARTITIONS = 16
+"""Runs fall into this many partitions, by `run_key % PARTITIONS`: the unit a judge holds
+(the collectors of a PostgreSQL store share them out, engine/leased_judge.py; the worker
+processes of `--judge-workers` split a collector's, engine/shards.py). Fixed — a run's
+partition must not depend on how many judges there are — and written into PostgreSQL
+store step 12 (sql/postgresql/ddl/0012_judge_partitions.sql) as its last number, 15."""
+
+
+def partition_of(run_id: str | None) -> int:
+    """A run's partition (a span with no run id: partition 0's judge reads it)."""
+    return 0 if run_id is None else run_key(run_id) % PARTITIONS
+
+
 class HandoffRecord(NamedTuple):
     """A row of `handoffs`: one version of one handoff's merged evidence and verdict timeline."""
 
