@@ -6,7 +6,7 @@ conftest's `module_collector_factory`); the seed is sent with the
 real OTLP exporter (`dashboard_support.seed`). The pages only read, so one seeded
 collector serves a whole test module, a second one stays empty, and a third requires a
 token. For the browser tests: `chromium_path` (Debian's Chromium, or a skip — a failure
-under CI) and `dashboard_factory(api, *flags)` (per test) or `module_dashboard_factory` (per module),
+under CI), `browser` (headless Chromium, per module) and `dashboard_factory(api, *flags)` (per test) or `module_dashboard_factory` (per module),
 `handoffscope dashboard` as a real subprocess on a free port.
 """
 
@@ -25,6 +25,7 @@ import pytest
 from dashboard_support import (
     BILLING,
     CHROMIUM,
+    CHROMIUM_ARGS,
     FLOW_SERVICE,
     RUN_BIG,
     RUN_LAST_WEEK,
@@ -149,6 +150,19 @@ def chromium_path() -> str:
             pytest.fail(f"browser test cannot run under CI: {reason}")
         pytest.skip(reason)
     return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path: str) -> Iterator[Any]:
+    """Real headless Chromium (Playwright), one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
 
 
 @contextlib.contextmanager

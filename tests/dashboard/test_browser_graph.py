@@ -18,7 +18,6 @@ from typing import Any
 import httpx
 import pytest
 from dashboard_support import (
-    CHROMIUM_ARGS,
     FLOW_AGENTS,
     FLOW_CYCLE,
     FLOW_SELF,
@@ -70,18 +69,6 @@ def flow_api(module_collector_factory: Any) -> str:
 def flow_dashboard(flow_api: str, module_dashboard_factory: Any) -> str:
     """`handoffscope dashboard` over the flow collector, one for the module."""
     return module_dashboard_factory(flow_api)
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_path: str) -> Any:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 # Streamlit's frontend, opened at a page's URL (/loops), first looks for its server one

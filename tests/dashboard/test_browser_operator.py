@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import pytest
 from alerts.alerts_support import Receiver
-from dashboard_support import CHROMIUM_ARGS, DAY_NS, PAGE_SECONDS, open_page, settle
+from dashboard_support import DAY_NS, PAGE_SECONDS, open_page, settle
 from seed_operator import (
     OVERDUE,
     PENDING,
@@ -73,16 +73,6 @@ def few_waits_api(module_collector_factory: Any) -> str:
 def operator_dashboard(operator_api: str, module_dashboard_factory: Any) -> str:
     """`handoffscope dashboard` over `operator_api`, shared by the module (pages only read)."""
     return module_dashboard_factory(operator_api)
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_path: str) -> Any:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -35,7 +35,6 @@ from urllib.parse import urlsplit
 import pytest
 from dashboard_support import (
     BILLING,
-    CHROMIUM_ARGS,
     OWNER_OVERDUE,
     PAGE_SECONDS,
     RUN_HEALTHY,
@@ -151,18 +150,6 @@ def signin_dashboard(
         yield base
     finally:
         stop(procs)
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_path: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _loopback_only(route: Any) -> None:

@@ -6,6 +6,8 @@ tests/conftest.py; nothing here stands in for it. What this module adds:
 - `FaultServer`: a real HTTP server on a free loopback port that answers OTLP exports
   slowly, with 503 + Retry-After, or promptly (counting spans) — what the shim meets when
   its collector misbehaves; `closed_port_url()` for a collector that is down;
+- `bearer(token)`, `make_credential(collector, admin, name, kind, services)`: a request's
+  auth header, and a credential made through the collector's token API (its token);
 - `stored_keys(store)`: the (trace_id, span_id) rows of the collector's store
   (`collector.store`: its DuckDB file, read once the collector has stopped — DuckDB is
   single-writer across processes — or its PostgreSQL database; support/stores.py).
@@ -23,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from support.otlp import PROTOBUF, span_keys
 from support.ports import free_port
@@ -114,3 +117,25 @@ class FaultServer:
         self._closing.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def make_credential(
+    collector: Any, admin: str, name: str, kind: str, services: list[str] | None = None
+) -> str:
+    """A credential made through `collector`'s `/api/v1/tokens` with the `admin` token;
+    its token (shown this once)."""
+    answer = httpx.post(
+        collector.http_endpoint + "/api/v1/tokens",
+        json={"name": name, "kind": kind, "services": services or []},
+        headers=bearer(admin),
+        timeout=30,
+    )
+    assert answer.status_code == 201, answer.text
+    made = answer.json()
+    assert (made["name"], made["kind"], made["revoked_at"]) == (name, kind, None)
+    assert made["services"] == sorted(set(services or []))
+    return str(made["token"])

@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+from hardening_support import bearer, make_credential
 from support.evidence import request_attributes
 from support.otlp import export_request, otlp_span
 from support.polling import eventually
@@ -44,21 +45,8 @@ def body(run_id: str) -> bytes:
     return export_request([otlp_span(sc.SPAN_REQUEST, attrs)]).SerializeToString()
 
 
-def bearer(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
-
-
 def make(collector: Any, name: str, kind: str, services: list[str] | None = None) -> str:
-    answer = httpx.post(
-        collector.http_endpoint + "/api/v1/tokens",
-        json={"name": name, "kind": kind, "services": services or []},
-        headers=bearer(ADMIN_TOKEN),
-        timeout=30,
-    )
-    assert answer.status_code == 201, answer.text
-    made = answer.json()
-    assert (made["name"], made["kind"], made["revoked_at"]) == (name, kind, None)
-    return str(made["token"])
+    return make_credential(collector, ADMIN_TOKEN, name, kind, services)
 
 
 def post_traces(collector: Any, token: str | None, run_id: str = RUN) -> httpx.Response:

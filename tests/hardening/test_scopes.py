@@ -30,6 +30,7 @@ from urllib.parse import quote
 import grpc
 import httpx
 import pytest
+from hardening_support import bearer, make_credential
 from support.collector import OTLPSender, otlp_exporter
 from support.evidence import Run
 
@@ -42,19 +43,8 @@ SHARED_CONVERSATION = "conv-both-teams"
 EXPORT_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
-def bearer(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
-
-
 def make(collector: Any, name: str, kind: str, services: list[str] | None = None) -> str:
-    answer = httpx.post(
-        collector.http_endpoint + "/api/v1/tokens",
-        json={"name": name, "kind": kind, "services": services or []},
-        headers=bearer(ADMIN_TOKEN),
-        timeout=30,
-    )
-    assert answer.status_code == 201, answer.text
-    return str(answer.json()["token"])
+    return make_credential(collector, ADMIN_TOKEN, name, kind, services)
 
 
 def record_team(sender: OTLPSender, tag: str, now: int) -> dict[str, str]:
