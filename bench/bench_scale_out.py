@@ -13,6 +13,12 @@ against the target (≥ 1.5×); the judge lag (`judge_lag_seconds` of /healthz, 
 0.25 s during the measured seconds, the worst collector's each time) as p95 and max,
 and the time from the end of ingest until every collector reports no lag (on PostgreSQL
 the collectors look at the shared work list every 0.5 s: read this to that grain).
+Judged: the spans the collectors' judges applied (`handoffscope_engine_spans_applied_total`
+of /metrics, summed over the collectors) from the end of the warm-up until they drained,
+over that time — what the judges got through while the receivers took all they could —
+and the same for 2 collectors against 1 on PostgreSQL: on a shared store each judges its
+share of the partitions, so this is the figure that grows with collectors given the cores
+(on two shared cores, two collectors' receivers, judges and the database compete for them).
 
 Queries: a history of `--handoffs` handoffs (default 1M, a few minutes here; the 10M
 figure of DESIGN §6 is `--handoffs 10000000`, ~20 min to generate here) written
@@ -123,6 +129,16 @@ class LagSampler(threading.Thread):
             self.done.wait(SAMPLE_EVERY_S)
 
 
+def spans_judged(urls: list[str]) -> int:
+    """Spans applied by the judges of every collector so far (their /metrics counter)."""
+    total = 0
+    for u in urls:
+        for line in httpx.get(u + "/metrics", timeout=30).text.splitlines():
+            if line.startswith("handoffscope_engine_spans_applied_total "):
+                total += int(float(line.split()[1]))
+    return total
+
+
 def drained(urls: list[str]) -> bool:
     states = [healthz(u) for u in urls]
     return all(s["judge_pending_commits"] == 0 and s["judge_lag_seconds"] == 0 for s in states)
@@ -143,9 +159,15 @@ def ingest(label: str, stores: list[str], payload: str, args, tmp: str) -> dict:
             urls.append(url)
         sampler = LagSampler(urls, args.warmup)
         sampler.start()
+        judged_from: list[tuple[float, int]] = []
+        counter = threading.Timer(
+            args.warmup, lambda: judged_from.append((time.monotonic(), spans_judged(urls)))
+        )
+        counter.start()
         measured = bench_receiver.load(
             ",".join(u.removeprefix("http://") for u in urls), payload, args
         )
+        counter.join()
         ended = time.monotonic()
         sampler.done.set()
         sampler.join()
@@ -156,6 +178,10 @@ def ingest(label: str, stores: list[str], payload: str, args, tmp: str) -> dict:
                 break
             time.sleep(0.1)
         lags = sampler.samples
+        judged_per_s = None
+        if drain is not None and judged_from:
+            t0, n0 = judged_from[0]
+            judged_per_s = (spans_judged(urls) - n0) / (ended + drain - t0)
         return {
             "label": label,
             "collectors": len(stores),
@@ -165,6 +191,7 @@ def ingest(label: str, stores: list[str], payload: str, args, tmp: str) -> dict:
             "lag_max_s": max(lags) if lags else None,
             "lag_samples": len(lags),
             "drain_s": drain,
+            "judged_spans_per_s": judged_per_s,
         }
     finally:
         for proc in procs:
@@ -316,13 +343,14 @@ def print_ingest(runs: list[dict]) -> None:
     base = runs[0]["spans_per_s"] or 1e-9
     print(
         f"\n  {'':<34}{'spans/s':>10}{'vs (a)':>9}{'lag p95':>10}{'lag max':>10}"
-        f"{'drain':>10}  answers"
+        f"{'drain':>10}{'judged/s':>10}  answers"
     )
     for r in runs:
+        judged = r["judged_spans_per_s"]
         print(
             f"  {names[r['label']]:<34}{r['spans_per_s']:>10,.0f}{r['spans_per_s'] / base:>8.2f}x"
             f"{fmt_s(r['lag_p95_s']):>10}{fmt_s(r['lag_max_s']):>10}{fmt_s(r['drain_s']):>10}"
-            f"  {r['answers']}"
+            f"{'—' if judged is None else f'{judged:,.0f}':>10}  {r['answers']}"
         )
     one, two = runs[1]["spans_per_s"], runs[2]["spans_per_s"]
     ratio = two / max(one, 1e-9)
@@ -331,9 +359,17 @@ def print_ingest(runs: list[dict]) -> None:
         f"  2 collectors / 1 on the same PostgreSQL: {ratio:.2f}x "
         f"(target >= {TARGET_TWO_OVER_ONE}x: {verdict})"
     )
+    j1, j2 = runs[1]["judged_spans_per_s"], runs[2]["judged_spans_per_s"]
+    if j1 and j2:
+        print(
+            f"  judged by 2 collectors / 1 on the same PostgreSQL: {j2 / j1:.2f}x "
+            f"({j2:,.0f} vs {j1:,.0f} spans/s)"
+        )
     print(
         "  lag: judge_lag_seconds of /healthz during the measured seconds (worst collector);"
-        " drain: end of ingest until every collector reports none"
+        " drain: end of ingest until every collector reports none; judged/s: spans the"
+        " judges applied (/metrics, summed) from the end of the warm-up until drained,"
+        " over that time"
     )
 
 
