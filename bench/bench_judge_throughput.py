@@ -24,6 +24,11 @@ thread (`--judge thread`, the former default). Two measurements:
   come over its life: the engine then judges each run twice, and reloads it from the store
   if it left the engine's memory in between (the figure to read for long-lived runs).
 
+`--against REV` measures the engine of another git revision in the same run, interleaved
+with this one (a worktree of REV, each measurement a subprocess running this script under
+REV's code; REV's own script is not used, so both are fed alike): the previous engine's
+figure beside the new one, as the ratio to read.
+
 Timings are never asserted; this machine is shared and noisy, compare within one run.
 
     .venv/bin/python bench/bench_judge_throughput.py [--spans 100000] [--seconds 20] [--rate 50000]
@@ -31,13 +36,19 @@ Timings are never asserted; this machine is shared and noisy, compare within one
     .venv/bin/python bench/bench_judge_throughput.py --no-catch-up --engines worker --seconds 300
     # runs whose spans come over 10 s:
     .venv/bin/python bench/bench_judge_throughput.py --no-catch-up --engines worker --spread 10
+    # this engine against main's, catching up and sustained, in one worker:
+    .venv/bin/python bench/bench_judge_throughput.py --engines worker --against main
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import secrets
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import deque
@@ -381,6 +392,62 @@ def sustained(
     return done
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Against:
+    """The engine of another git revision, measured by this script in a subprocess whose
+    imports come from a worktree of that revision (`--against`)."""
+
+    def __init__(self, rev: str, argv: list[str]) -> None:
+        self.rev = rev
+        self.argv = argv
+        self.dir = tempfile.mkdtemp(prefix="bench-against-")
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", self.dir, rev],
+            check=True,
+            capture_output=True,
+        )
+        src = [
+            Path(self.dir) / d / "src" for d in ("instrumentation", "collector", "dashboard", "")
+        ]
+        # PYTHONPATH comes before the editable installs' paths: REV's packages win.
+        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, src))}
+
+    def measure(self, one: str) -> dict:
+        out = subprocess.run(
+            [sys.executable, __file__, *self.argv, "--one", one],
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode:
+            raise SystemExit(f"--against {self.rev}: {one} failed:\n{out.stderr[-2000:]}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def close(self) -> None:
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", self.dir], capture_output=True
+        )
+
+
+def _one(spec: str, args) -> int:
+    """`--one catch-up:SHAPE:WHERE` or `--one sustained:WHERE`: one measurement, as JSON."""
+    kind, *rest = spec.split(":")
+    if kind == "catch-up":
+        shape, where = rest
+        m = catch_up(
+            args.spans, args.commit_spans, args.handoffs_per_run, shape == "one-span runs", where
+        )
+    else:
+        (where,) = rest
+        m = sustained(
+            args.seconds, args.rate, args.commit_spans, args.handoffs_per_run, where, args.spread
+        )
+    print(json.dumps(m))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     global WORKERS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -418,6 +485,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the sustained measurement (e.g. the issue's 5 minutes: --seconds 300)",
     )
+    p.add_argument(
+        "--against",
+        metavar="REV",
+        help="also measure the engine of git revision REV (a worktree of it), interleaved in "
+        "the same run: its figures beside these",
+    )
+    p.add_argument("--one", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     WORKERS = args.workers
     if args.max_hot_handoffs:
@@ -425,14 +499,48 @@ def main(argv: list[str] | None = None) -> int:
     engines = tuple(e for e in args.engines.split(",") if e)
     if not engines or set(engines) - set(WHERE):
         p.error(f"--engines: a comma-separated list of {', '.join(WHERE)}")
+    if args.one:
+        return _one(args.one, args)
+    against = None
+    if args.against:
+        passed = list(argv if argv is not None else sys.argv[1:])
+        keep = [
+            a
+            for i, a in enumerate(passed)
+            if a != "--against"
+            and not a.startswith("--against=")
+            and (i == 0 or passed[i - 1] != "--against")
+        ]
+        against = Against(args.against, keep)
+    try:
+        return _main(args, engines, against)
+    finally:
+        if against is not None:
+            against.close()
+
+
+def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
     catch_up(2000, 512, 1, where="thread")  # warm-up: imports, first Arrow conversions
     shapes = (("runs", False), ("one-span runs", True))
     cases = [(shape, one, where) for where in engines for shape, one in shapes]
     res: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, w in cases}
+    base: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, w in cases}
     for r in range(0 if args.no_catch_up else args.rounds):
         for shape, one, where in cases if r % 2 == 0 else reversed(cases):
+            if against is not None and r % 2 == 1:  # which engine goes first alternates
+                base[(shape, where)].append(against.measure(f"catch-up:{shape}:{where}"))
             m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one, where)
             res[(shape, where)].append(m)
+            if against is not None and r % 2 == 0:
+                base[(shape, where)].append(against.measure(f"catch-up:{shape}:{where}"))
+            if against is not None:
+                b = base[(shape, where)][-1]
+                print(
+                    f"  round {r + 1} {shape:>13} ({where}) of {against.rev}: judge "
+                    f"{b['judge_s'] / b['n'] * 1e6:6.1f} µs/span"
+                    f" (CPU {b['judge_cpu'] / b['n'] * 1e6:6.1f})",
+                    flush=True,
+                )
             print(
                 f"  round {r + 1} {shape:>13} ({where}): insert "
                 f"{m['insert_s'] / m['n'] * 1e6:6.1f} µs/span"
@@ -463,6 +571,22 @@ def main(argv: list[str] | None = None) -> int:
                 f"{shape:>13} {where:>7}  {ins:14.1f} {jud:14.1f} {1e6 / jud:14,.0f}"
                 f" {jud / ins:12.2f}x   {ins_c:19.1f} {jud_c:6.1f} {main_c:6.1f}"
             )
+        if against is not None:
+            print(
+                f"\nthe engine of {against.rev}, the same spans in the same run (judge µs/span,"
+                f" median of {args.rounds}; the ratio is this engine's over {against.rev}'s):"
+            )
+            print("shape          engine   wall  (this)   CPU  (this)   CPU ratio")
+            for shape, _, where in cases:
+                ms, bs = res[(shape, where)], base[(shape, where)]
+                bw = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in bs)
+                bc = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in bs)
+                tw = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in ms)
+                tc = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in ms)
+                print(
+                    f"{shape:>13} {where:>7} {bw:6.1f} ({tw:5.1f}) {bc:6.1f} ({tc:5.1f})"
+                    f" {tc / bc:10.2f}x"
+                )
     if not args.no_sustained:
         print(
             f"\nsustained {args.rate:,} spans/s offered for {args.seconds:.0f} s by a writer "
@@ -499,6 +623,15 @@ def main(argv: list[str] | None = None) -> int:
                 f" p95 {s['fresh_p95']:.2f} s (target p95 <= {TARGET_FRESHNESS_P95_S} s)",
                 flush=True,
             )
+            if against is not None:
+                b = against.measure(f"sustained:{where}")
+                print(
+                    f"  {where:>6} of {against.rev}: judged by then "
+                    f"{b['judged_at_end'] / b['sent_s']:,.0f} spans/s of "
+                    f"{b['sent'] / b['sent_s']:,.0f} offered; lag at end {b['lag_end']:.2f} s; "
+                    f"freshness p50 {b['fresh_p50']:.2f} s, p95 {b['fresh_p95']:.2f} s",
+                    flush=True,
+                )
     return 0
 
 

@@ -298,3 +298,25 @@ def test_a_run_ended_with_its_last_return_never_admitted_was_cut_while_cycling()
     onward = HandoffStep("4", "billing", "refunds", admitted=False)
     report = find_loops([*ran, onward], ended=True)
     assert not report.cut_unsaid and report.looping_ids == set()
+
+
+def test_one_handoff_is_judged_as_the_rules_judge_it():
+    # find_loops answers a run of one handoff without walking the rules (the judge asks
+    # about every run, most hold one); every kind of single step, stopped, ended or not,
+    # must get the report the rules give.
+    from handoffscope.instrumentation.verdicts.loops import HandoffStep, _search
+
+    agents = (None, "", "A", "B")
+    for frm, to, fp, sv, admitted, stopped, ended in itertools.product(
+        agents, agents, (None, "f"), (None, 1), (None, True, False), (False, True), (False, True)
+    ):
+        step = [HandoffStep("h1", frm, to, fp, sv, admitted=admitted)]
+        assert find_loops(step, stopped=stopped, ended=ended) == _search(step, stopped, ended), (
+            frm,
+            to,
+            fp,
+            sv,
+            stopped,
+        )
+    loops = find_loops([HandoffStep("h1", "A", "A", "f", 1)])
+    assert loops.looping_ids == {"h1"}  # the one that can: back to its own sender

@@ -86,6 +86,8 @@ def handoff_order(hs: Iterable[HandoffState]) -> list[HandoffState]:
     first-seen time alone orders the run.
     """
     hs = list(hs)
+    if len(hs) < 2:
+        return hs
     if all(h.vals[_TURN] is not None for h in hs):
         return sorted(hs, key=lambda h: (h.vals[_TURN], h.first_seen_ns or 0, h.handoff_id))
     return sorted(hs, key=lambda h: (h.first_seen_ns or 0, h.handoff_id))

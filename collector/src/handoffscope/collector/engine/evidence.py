@@ -197,8 +197,15 @@ def _merge(
 
 def outcome_summary(outcomes: dict[str, tuple] | None) -> tuple[str | None, str | None]:
     """(result, verifier) of merged outcomes: fail if any verifier's latest is fail."""
+    if not outcomes:
+        return None, None
+    if len(outcomes) == 1:  # the common case, without the sort
+        ((name, (_end, _start, res)),) = outcomes.items()
+        if res == sc.OUTCOME_FAIL or res == sc.OUTCOME_PASS:
+            return res, name or None
+        return None, None
     result = verifier = None
-    for name, (_end, _start, res) in sorted((outcomes or {}).items()):
+    for name, (_end, _start, res) in sorted(outcomes.items()):
         if res == sc.OUTCOME_FAIL:
             return sc.OUTCOME_FAIL, name or None
         if res == sc.OUTCOME_PASS and result is None:

@@ -58,6 +58,15 @@ def find_loops(
     round: it is judged as `stopped`, and `cut_unsaid` says so (the caller judges the run's
     handoffs as cut by a limit, not as a destination that failed to start).
     """
+    if len(steps) == 1 and not (steps[0].from_agent and steps[0].to_agent == steps[0].from_agent):
+        # One handoff can only loop back to its own sender (by any of the rules below,
+        # stopped or not): most runs hold one, and the judge asks about every run.
+        return LoopReport()
+    return _search(steps, stopped, ended)
+
+
+def _search(steps: Sequence[HandoffStep], stopped: bool, ended: bool) -> LoopReport:
+    """`find_loops` by its rules, step by step."""
     report = LoopReport()
     seen_keys: set[tuple[str | None, str | None, int | None]] = set()
     path: list[str] = []
