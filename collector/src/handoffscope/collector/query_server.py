@@ -33,7 +33,7 @@ from handoffscope.collector.engine.leased_judge import LeasedJudge
 from handoffscope.collector.hosts import AllowedHosts
 from handoffscope.collector.metrics import Metrics
 from handoffscope.collector.query.api import query_app
-from handoffscope.collector.server import JUDGE_DEGRADED_S, _bind, _json_error, _say, http_server
+from handoffscope.collector.server import JSON_ERRORS, JUDGE_DEGRADED_S, _bind, _say, http_server
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import DuckDBStore, StoreError
 from handoffscope.collector.store.interface import Store
@@ -97,7 +97,7 @@ def app_for(
         None,
         config,
         routes=[Route("/healthz", healthz, methods=["GET"])],
-        exception_handlers={404: _json_error, 405: _json_error},
+        exception_handlers=JSON_ERRORS,
         credentials=guard,
     )
     guarded = BearerAuth(app, guard)

@@ -46,6 +46,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import uvicorn
 from starlette.concurrency import run_in_threadpool
@@ -302,7 +303,7 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
         # Every answer of this server is JSON, including for paths no route matches (a
         # run id with a newline does not match the run route): docs/api.md promises it.
         # The path is not echoed back: it is the caller's input, not ours to repeat.
-        exception_handlers={404: _json_error, 405: _json_error},
+        exception_handlers=JSON_ERRORS,
         credentials=credentials,
     )
     guarded = BearerAuth(app, credentials)
@@ -363,6 +364,33 @@ async def _json_error(request: Request, exc: Exception) -> Response:
     code = getattr(exc, "status_code", 404)
     what = "method not allowed" if code == 405 else "not found"
     return JSONResponse({"error": f"{what} (see /docs for the endpoints)"}, status_code=code)
+
+
+OUT_OF_MEMORY_RETRY_S = 5
+
+
+async def _out_of_memory(request: Request, exc: Exception) -> Response:
+    """A query the DuckDB file's memory limit could not hold: 503, try again, and why.
+
+    Queries share `--memory-limit` with ingest and the judge, so one that fails under load
+    may well pass a moment later; a 500 said neither that nor what to change."""
+    log.warning("query %s ran out of the database's memory: %s", request.url.path, exc)
+    return JSONResponse(
+        {
+            "error": "the database ran out of memory answering this (its --memory-limit, "
+            "shared with ingest and the judge); try again, or raise --memory-limit"
+        },
+        status_code=503,
+        headers={"Retry-After": str(OUT_OF_MEMORY_RETRY_S)},
+    )
+
+
+JSON_ERRORS: dict = {
+    404: _json_error,
+    405: _json_error,
+    duckdb.OutOfMemoryException: _out_of_memory,
+}
+"""The query app's error answers (JSON, like every answer of it)."""
 
 
 def _bind(host: str, port: int) -> socket.socket:
