@@ -14,6 +14,7 @@ on PostgreSQL the judge is `LeasedJudge` over the shared work list, so they are
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from ingest_support import handoff_body, read_db
 
 from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine import judge as judge_module
 from handoffscope.collector.server import assemble
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import DuckDBStore
@@ -333,3 +335,43 @@ def test_judge_off_ingests_only_and_a_later_start_judges_the_backlog(collector_f
     assert collector.healthz()["status"] == "ok"
     run = collector.api("/api/v1/runs/run-off")
     assert run["run_id"] == "run-off" and run["handoff_count"] == 1
+
+
+@pytest.mark.duckdb_only("the DuckDB file's Judge and its mark; PostgreSQL judges by lease")
+def test_a_judge_far_behind_stops_within_its_budget_and_resumes_after(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:
+    """Stopping does not wait for a backlog of any size: the judge finishes its step, judges
+    on for CLOSE_BUDGET_S at most, and leaves the rest to the next start (from its mark)."""
+    monkeypatch.setattr(judge_module, "CLOSE_BUDGET_S", 0.0)
+    db = tmp_path / "behind.duckdb"
+    parts = _open(db)
+    in_step, release = threading.Event(), threading.Event()
+    apply = parts.engine.apply
+
+    def slow_apply(con, spans, *args):
+        in_step.set()
+        release.wait(30)  # the first step is under way when the stop comes
+        apply(con, spans, *args)
+
+    monkeypatch.setattr(parts.engine, "apply", slow_apply)
+    assert _post(parts.app, _body("run-1")).status_code == 200
+    parts.judge.start()
+    assert in_step.wait(30)
+    assert _post(parts.app, _body("run-2")).status_code == 200  # committed behind the step
+    parts.writer.close()
+    closing = threading.Thread(target=parts.judge.close)
+    closing.start()
+    release.set()
+    closing.join(30)
+    assert not closing.is_alive()
+    assert (parts.judge.mark, parts.judge.committed) == (1, 2)  # the step done, no more
+    assert "not judged yet" in caplog.text
+    parts.store.close()
+
+    monkeypatch.undo()
+    parts = _open(db)
+    parts.judge.catch_up()  # the rest, from the mark
+    assert _count(parts.store, "SELECT count(*) FROM handoffs") == 2
+    assert _count(parts.store, "SELECT sum(handoffs) FROM handoff_daily") == 2
+    _close(parts)

@@ -29,8 +29,9 @@ byte limits, a connection cap) and answers only allowed Host names (`hosts.py`).
 
 It prints one startup line once everything listens (ports, db path, auth on/off) and,
 on SIGTERM or Ctrl-C: stops accepting, lets in-flight exports finish (they wait for their
-commit), commits whatever is queued, lets the judge catch up with it, checkpoints and
-closes the file, prints a closing
+commit), commits whatever is queued, lets the judge catch up with it for up to
+CLOSE_BUDGET_S (30 s; the rest is judged after the next start), checkpoints and closes
+the file, prints a closing
 line and exits 0. A second Ctrl-C skips waiting for HTTP clients, never the final commit.
 """
 

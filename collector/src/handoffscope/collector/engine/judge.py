@@ -44,6 +44,11 @@ from ..writer import MAX_GROUP_SPANS
 
 log = logging.getLogger(__name__)
 
+CLOSE_BUDGET_S = 30.0
+"""At shutdown a judge goes on judging what is committed for this long at most, then stops;
+what is left is judged after the next start (from the mark here; from the shared list on
+PostgreSQL). Unbounded, a collector stopped while its judge was minutes behind took
+minutes to exit, and a supervisor's stop timeout killed it before its checkpoint."""
 MARK_KEY = "judge_mark"
 """`meta` key: the last commit_seq whose spans are judged."""
 STEP_SPANS = 8 * MAX_GROUP_SPANS
@@ -97,6 +102,7 @@ class JudgeBase(abc.ABC):
         """Spans judged per second of a step (wall clock), smoothed; None: not measured yet."""
         self._wake = threading.Condition()
         self._stopping = False
+        self._stop_by = float("inf")
         self._arrivals = RecentArrivals()
         """Spans this collector committed over the last second: whether to let commits
         gather (`_gather`)."""
@@ -235,9 +241,11 @@ class Judge(JudgeBase):
             self._thread.start()
 
     def close(self, timeout: float | None = None) -> None:
-        """Judge everything committed so far, then stop (call after the writer closed)."""
+        """Judge what is committed so far (within CLOSE_BUDGET_S), then stop (call after the
+        writer closed)."""
         with self._wake:
             self._stopping = True
+            self._stop_by = time.monotonic() + CLOSE_BUDGET_S
             self._wake.notify()
         if self._thread.is_alive():
             self._thread.join(timeout)
@@ -273,8 +281,17 @@ class Judge(JudgeBase):
                     if self.mark >= self.committed:
                         break  # idle wake-up: retention may be due
                 self._gather()
-                stopping = self._stopping and self.mark >= self.committed
+                caught_up = self.mark >= self.committed
+                stopping = self._stopping and (caught_up or time.monotonic() >= self._stop_by)
             if stopping:
+                if not caught_up:
+                    log.warning(
+                        "judge stopping after %.0f s with commits %d..%d not judged yet: "
+                        "they are judged after the next start",
+                        CLOSE_BUDGET_S,
+                        self.mark + 1,
+                        self.committed,
+                    )
                 return
             self._retention_if_due()
             if self.mark >= self.committed:

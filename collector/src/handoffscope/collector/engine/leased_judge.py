@@ -57,7 +57,7 @@ from ..store import statements
 from ..store.postgres_store import PostgresStore
 from ..store.records import PARTITIONS, column_name, run_key
 from ..writer import MAX_GROUP_SPANS
-from .judge import RETRY_S, JudgeBase
+from .judge import CLOSE_BUDGET_S, RETRY_S, JudgeBase
 from .shards import batch_outcomes
 
 log = logging.getLogger(__name__)
@@ -71,8 +71,6 @@ BALANCE_S = 1.0
 POLL_S = 0.5
 """How often a judge without work, or without the lease, looks again. A local commit
 wakes the holder at once; another collector's commit waits for this poll."""
-CLOSE_BUDGET_S = 30.0
-"""At shutdown the holder judges what is listed for this long at most, then hands over."""
 
 
 class LeasedJudge(JudgeBase):
