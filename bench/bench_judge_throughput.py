@@ -519,6 +519,11 @@ def main(argv: list[str] | None = None) -> int:
             against.close()
 
 
+def _per_span(measured: list[dict], key: str) -> float:
+    """The median over rounds of a catch-up figure (seconds), in µs a span."""
+    return statistics.median(m[key] / m["n"] * 1e6 for m in measured)
+
+
 def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
     catch_up(2000, 512, 1, where="thread")  # warm-up: imports, first Arrow conversions
     shapes = (("runs", False), ("one-span runs", True))
@@ -562,11 +567,10 @@ def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
         )
         for shape, _, where in cases:
             ms = res[(shape, where)]
-            ins = statistics.median(m["insert_s"] / m["n"] * 1e6 for m in ms)
-            jud = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in ms)
-            ins_c = statistics.median(m["insert_cpu"] / m["n"] * 1e6 for m in ms)
-            jud_c = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in ms)
-            main_c = statistics.median(m["main_cpu"] / m["n"] * 1e6 for m in ms)
+            ins, jud, ins_c, jud_c, main_c = (
+                _per_span(ms, k)
+                for k in ("insert_s", "judge_s", "insert_cpu", "judge_cpu", "main_cpu")
+            )
             print(
                 f"{shape:>13} {where:>7}  {ins:14.1f} {jud:14.1f} {1e6 / jud:14,.0f}"
                 f" {jud / ins:12.2f}x   {ins_c:19.1f} {jud_c:6.1f} {main_c:6.1f}"
@@ -579,10 +583,8 @@ def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
             print("shape          engine   wall  (this)   CPU  (this)   CPU ratio")
             for shape, _, where in cases:
                 ms, bs = res[(shape, where)], base[(shape, where)]
-                bw = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in bs)
-                bc = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in bs)
-                tw = statistics.median(m["judge_s"] / m["n"] * 1e6 for m in ms)
-                tc = statistics.median(m["judge_cpu"] / m["n"] * 1e6 for m in ms)
+                bw, bc = _per_span(bs, "judge_s"), _per_span(bs, "judge_cpu")
+                tw, tc = _per_span(ms, "judge_s"), _per_span(ms, "judge_cpu")
                 print(
                     f"{shape:>13} {where:>7} {bw:6.1f} ({tw:5.1f}) {bc:6.1f} ({tc:5.1f})"
                     f" {tc / bc:10.2f}x"
