@@ -209,6 +209,35 @@ def test_a_failed_load_is_retried_from_the_log_and_the_export_was_answered(
     store.close()
 
 
+def test_an_answered_export_is_pending_or_stored_from_the_moment_it_is_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What /healthz says right after an answer (`ingest_pending_spans`) must count the
+    answered spans until they are stored: a client that waits for 0 pending before reading
+    verdicts (the tests' `judged`, an operator's script) must not find it 0 too early. Seen:
+    answered, then 0 pending and 0 commits to judge, then the spans queued for loading."""
+    store = DuckDBStore(tmp_path / "h.duckdb")
+    writer = logging_writer(store, Metrics())
+    seen: list[int] = []
+    answer = writer_mod._settle
+
+    def answer_and_look(future: Future, error: BaseException | None) -> None:
+        answer(future, error)
+        # In the writer thread, at the instant the client may read /healthz.
+        seen.append(writer.load_pending_spans + writer.spans_stored)
+
+    monkeypatch.setattr(writer_mod, "_settle", answer_and_look)
+    writer.start()
+    try:
+        assert submit(writer, spans_table(5, "a")).result(30) is None
+        eventually(lambda: writer.spans_stored, lambda n: n == 5, timeout=60)
+        assert writer.load_pending_spans == 0
+    finally:
+        writer.close(60)
+    store.close()
+    assert seen == [5]
+
+
 def read_drops(store: DuckDBStore) -> list[tuple]:
     return store.con.execute("SELECT service, attribute, count FROM drops").fetchall()
 
@@ -333,7 +362,7 @@ def test_a_stalled_loader_pushes_back_once_its_bound_is_reached(
         assert store.entered.wait(30)  # the loader holds "a" (and maybe "b") in its insert
         answered.append(submit(writer, spans_table(2, "c")))  # answered; the writer now waits
         assert answered[-1].result(30) is None
-        assert writer.load_pending_spans == 4
+        assert writer.load_pending_spans == 6  # a, b and c: answered, none stored
         waiting = submit(writer, spans_table(2, "d"))  # the one queue slot
         with pytest.raises(QueueFull):
             submit(writer, spans_table(2, "e"))

@@ -22,6 +22,7 @@ import httpx
 import pytest
 from ingest_support import handoff_body, read_db
 
+from handoffscope.collector import arrivals
 from handoffscope.collector.config import CollectorConfig
 from handoffscope.collector.engine import HealthEngine
 from handoffscope.collector.engine import judge as judge_module
@@ -151,8 +152,11 @@ def test_while_spans_flow_small_commits_gather_into_one_step(tmp_path: Path, mon
     a step is worth its cost (MIN_STEP_SPANS); a stop judges what gathered."""
     from handoffscope.collector.engine import judge as judge_mod
 
-    # Every rate counts as fast, 6 spans (three 2-span exports) make a step worth it, and
-    # the wait is long enough that only the third commit can end it.
+    # Every rate counts as fast (one span in the last hour: a judge thread at its lower
+    # priority may first look over a second after a commit on a loaded machine), 6 spans
+    # (three 2-span exports) make a step worth it, and the wait is long enough that only
+    # the third commit can end it.
+    monkeypatch.setattr(arrivals, "WINDOW_S", 3600.0)
     monkeypatch.setattr(judge_mod, "GATHER_MIN_SPANS_PER_S", 1)
     monkeypatch.setattr(judge_mod, "MIN_STEP_SPANS", 6)
     monkeypatch.setattr(judge_mod, "GATHER_S", 60.0)
@@ -238,6 +242,7 @@ def test_on_postgresql_the_lease_holder_lets_small_commits_gather_too(
     work list: the list's spans (judge_backlog.sql) decide whether a step is worth it."""
     from handoffscope.collector.engine import judge as judge_mod
 
+    monkeypatch.setattr(arrivals, "WINDOW_S", 3600.0)  # as above: every rate is fast
     monkeypatch.setattr(judge_mod, "GATHER_MIN_SPANS_PER_S", 1)
     monkeypatch.setattr(judge_mod, "MIN_STEP_SPANS", 6)
     monkeypatch.setattr(judge_mod, "GATHER_S", 60.0)

@@ -256,6 +256,9 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
             status = "degraded: verdicts behind"
         else:
             status = "ok"
+        # Upstream first: spans leave the ingest log's count only once their commit is the
+        # judge's (writer._stored), so 0 here and then 0 commits pending means all judged.
+        ingest_pending = writer.load_pending_spans
         return JSONResponse(
             {
                 "status": status,
@@ -269,7 +272,7 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
                 # collectors share them out: engine/leased_judge.py).
                 "judge_partitions_held": partitions_held(judge, judging),
                 # Answered (in the ingest log) but not in the store yet: 0 with it off.
-                "ingest_pending_spans": writer.load_pending_spans,
+                "ingest_pending_spans": ingest_pending,
             },
             status_code=200 if ok else 503,
         )

@@ -101,12 +101,23 @@ class JudgeBase(abc.ABC):
         self.rate: float | None = None
         """Spans judged per second of a step (wall clock), smoothed; None: not measured yet."""
         self._wake = threading.Condition()
+        self.noting = threading.Lock()
+        """Held by the writer from its commit's COMMIT until `committed_through` returns,
+        and by a judge reading a shared work list: each of this collector's commits is then
+        either in what the read saw and already noted, or neither (leased_judge.py)."""
         self._stopping = False
         self._stop_by = float("inf")
         self._arrivals = RecentArrivals()
         """Spans this collector committed over the last second: whether to let commits
         gather (`_gather`)."""
         self._thread = threading.Thread(target=self._main, name="handoffscope-judge", daemon=True)
+
+    def _stop(self) -> None:
+        """Ask the thread to stop: it judges on until CLOSE_BUDGET_S from now at most."""
+        with self._wake:
+            self._stop_by = time.monotonic() + CLOSE_BUDGET_S
+            self._stopping = True
+            self._wake.notify()
 
     def _main(self) -> None:
         priority.lower_this_thread(self.nice)
@@ -131,24 +142,27 @@ class JudgeBase(abc.ABC):
             return STEP_SPANS
         return int(min(STEP_SPANS, max(MIN_STEP_SPANS, self.rate * STEP_TARGET_S)))
 
-    def _gather(self) -> None:
+    def _gather(self) -> bool:
         """Wait (holding `_wake`) while spans are committed fast and the next step would be
-        small, up to GATHER_S from the oldest unjudged commit (see GATHER_S)."""
+        small, up to GATHER_S from the oldest unjudged commit (see GATHER_S). True when
+        nothing was waiting: the choice not to wait did not know of a commit that comes
+        before the step reads its work (leased_judge.py chooses again then)."""
         if self._arrivals.per_second() < GATHER_MIN_SPANS_PER_S:
-            return
+            return self._waiting() is None
         while not self._stopping:
             waiting = self._waiting()
             if waiting is None:
-                return  # nothing to wait for, or a backlog of unknown size
+                return True  # nothing to wait for, or a backlog of unknown size
             spans, oldest_ns = waiting
             if spans >= MIN_STEP_SPANS:
-                return
+                return False
             # At most GATHER_S whatever the clocks say (on PostgreSQL the oldest commit's
             # time is the committing collector's clock).
             left = min(GATHER_S, oldest_ns / 1e9 + GATHER_S - time.time())
             if left <= 0:
-                return
+                return False
             self._wake.wait(left)
+        return False
 
     @abc.abstractmethod
     def _waiting(self) -> tuple[int, int] | None:
@@ -243,10 +257,7 @@ class Judge(JudgeBase):
     def close(self, timeout: float | None = None) -> None:
         """Judge what is committed so far (within CLOSE_BUDGET_S), then stop (call after the
         writer closed)."""
-        with self._wake:
-            self._stopping = True
-            self._stop_by = time.monotonic() + CLOSE_BUDGET_S
-            self._wake.notify()
+        self._stop()
         if self._thread.is_alive():
             self._thread.join(timeout)
         self.con.close()

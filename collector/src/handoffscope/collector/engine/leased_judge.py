@@ -57,7 +57,7 @@ from ..store import statements
 from ..store.postgres_store import PostgresStore
 from ..store.records import PARTITIONS, column_name, run_key
 from ..writer import MAX_GROUP_SPANS
-from .judge import CLOSE_BUDGET_S, RETRY_S, JudgeBase
+from .judge import RETRY_S, JudgeBase
 from .shards import batch_outcomes
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,8 @@ class LeasedJudge(JudgeBase):
         self._backlog: tuple[int, int | None, int] = (0, None, 0)
         """The shared list as last read (and this collector's commits since): commits,
         commit time of the oldest, spans."""
+        self._gathered_at: tuple[int, int] | None = None
+        """`_noted` when `_gather` found nothing waiting (else None)."""
         self._noted = (0, 0)
         """This collector's commits and their spans, counted since it started: a read of
         the list adds those noted while it ran (`_read_backlog`)."""
@@ -153,9 +155,7 @@ class LeasedJudge(JudgeBase):
     def close(self, timeout: float | None = None) -> None:
         """Judge what is listed for the partitions held (within CLOSE_BUDGET_S), hand them
         back, stop."""
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
+        self._stop()
         if self._thread.is_alive():
             self._thread.join(timeout)
         try:
@@ -182,10 +182,11 @@ class LeasedJudge(JudgeBase):
     # -- the thread ------------------------------------------------------------------------
 
     def _run(self) -> None:
-        deadline: float | None = None
         while True:
-            if self._stopping and deadline is None:
-                deadline = time.monotonic() + CLOSE_BUDGET_S
+            # Only a step begun after the stop was asked may end the thread by finding
+            # nothing: one begun before may have read the list before the last commits
+            # (seen: the fourth commit of test_judge's gathering test left unjudged).
+            stopping = self._stopping
             busy = False
             try:
                 due = time.monotonic() - self._balanced_at >= BALANCE_S
@@ -194,7 +195,10 @@ class LeasedJudge(JudgeBase):
                 if self._judging and self.parts:
                     self._retention_if_due()
                     with self._wake:
-                        self._gather()
+                        # Nothing waiting: a commit of this collector noted before the
+                        # step reads its work makes the step choose again (`_step`).
+                        if self._gather():
+                            self._gathered_at = self._noted
                     busy = self._step()
                 else:
                     self._read_backlog()
@@ -208,7 +212,7 @@ class LeasedJudge(JudgeBase):
                     return
                 time.sleep(RETRY_S)
                 continue
-            if deadline is not None and (not busy or time.monotonic() > deadline):
+            if stopping and (not busy or time.monotonic() > self._stop_by):
                 return
             if not busy:
                 with self._wake:
@@ -323,6 +327,13 @@ class LeasedJudge(JudgeBase):
         try:
             work = statements.rows(con, "judge_work", {"spans": self.step_budget(), "parts": held})
             seqs = [int(seq) for seq, _, _ in work]
+            gathered_at, self._gathered_at = self._gathered_at, None
+            if seqs and gathered_at is not None and gathered_at != self._noted:
+                # Seen: the first of three small commits judged alone, having landed
+                # between the choice not to wait and this read. Choose again (the list
+                # is not empty now, so this cannot repeat without a wait between).
+                con.rollback()
+                return True
             n = 0
             if seqs:
                 spans = statements.arrow(con, "select_work_spans", {"seqs": seqs})
@@ -333,7 +344,7 @@ class LeasedJudge(JudgeBase):
                 if n or outcomes:
                     self.engine.apply(con, mine, outcomes)
                 statements.run(con, "done_judge_work", {"seqs": seqs, "parts": held})
-            count, oldest, pending = statements.rows(con, "judge_backlog")[0]
+            backlog, noted = self._backlog_now(con)
             con.commit()
         except BaseException:
             con.rollback()
@@ -341,22 +352,31 @@ class LeasedJudge(JudgeBase):
                 self.engine.rollback()
             raise
         self._measured(n, time.perf_counter() - t0)
-        with self._wake:
-            self._backlog = (int(count), None if oldest is None else int(oldest), int(pending))
+        self._set_backlog(backlog, noted)
         if seqs:
             self.steps += 1
         return bool(seqs)
 
     def _read_backlog(self) -> None:
-        with self._wake:
-            noted = self._noted
-        count, oldest, pending = statements.rows(self.con, "judge_backlog")[0]
+        backlog, noted = self._backlog_now(self.con)
         self.con.commit()
+        self._set_backlog(backlog, noted)
+
+    def _backlog_now(self, con: Any) -> tuple[tuple[Any, Any, Any], tuple[int, int]]:
+        """The shared list's (commits, oldest, spans) and this collector's commits noted
+        so far, read together: the writer holds `noting` from its COMMIT until it has told
+        this judge, so each of its commits is in both or in neither."""
+        with self.noting:
+            noted = self._noted
+            return statements.rows(con, "judge_backlog")[0], noted
+
+    def _set_backlog(self, backlog: tuple[Any, Any, Any], noted: tuple[int, int]) -> None:
+        """The list as read, plus this collector's commits noted since (committed after the
+        read, so not in it: counted once; seen as `judge_pending_commits` 0 right after an
+        answered export, and as commits vanishing while a judge let them gather, when a
+        read overwrote the commits noted during it)."""
+        count, oldest, pending = backlog
         with self._wake:
-            # A commit of this collector noted while the list was being read may be missing
-            # from what the read saw: counted on top, or it would vanish from /healthz until
-            # the next poll (seen: `judge_pending_commits` 0 right after an answered export).
-            # One that the read did see is then counted twice, until the next read.
             commits, spans = self._noted[0] - noted[0], self._noted[1] - noted[1]
             if commits and oldest is None:
                 oldest = self._backlog[1]
