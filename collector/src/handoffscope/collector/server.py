@@ -257,7 +257,7 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
         else:
             status = "ok"
         # Upstream first: spans leave the ingest log's count only once their commit is the
-        # judge's (writer._stored), so 0 here and then 0 commits pending means all judged.
+        # judge's (writer._write), so 0 here and then 0 commits pending means all judged.
         ingest_pending = writer.load_pending_spans
         return JSONResponse(
             {

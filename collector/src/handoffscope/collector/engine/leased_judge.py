@@ -100,7 +100,7 @@ class LeasedJudge(JudgeBase):
         """`_noted` when `_gather` found nothing waiting (else None)."""
         self._noted = (0, 0)
         """This collector's commits and their spans, counted since it started: a read of
-        the list adds those noted while it ran (`_read_backlog`)."""
+        the list adds those noted after it (`_set_backlog`)."""
         self._judging = True
         # The shared list as it is now, before the thread first looks: /healthz and
         # /metrics must not say "nothing pending" for the first poll after a start.
