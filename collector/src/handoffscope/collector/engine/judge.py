@@ -142,27 +142,24 @@ class JudgeBase(abc.ABC):
             return STEP_SPANS
         return int(min(STEP_SPANS, max(MIN_STEP_SPANS, self.rate * STEP_TARGET_S)))
 
-    def _gather(self) -> bool:
+    def _gather(self) -> None:
         """Wait (holding `_wake`) while spans are committed fast and the next step would be
-        small, up to GATHER_S from the oldest unjudged commit (see GATHER_S). True when
-        nothing was waiting: the choice not to wait did not know of a commit that comes
-        before the step reads its work (leased_judge.py chooses again then)."""
+        small, up to GATHER_S from the oldest unjudged commit (see GATHER_S)."""
         if self._arrivals.per_second() < GATHER_MIN_SPANS_PER_S:
-            return self._waiting() is None
+            return
         while not self._stopping:
             waiting = self._waiting()
             if waiting is None:
-                return True  # nothing to wait for, or a backlog of unknown size
+                return  # nothing to wait for, or a backlog of unknown size
             spans, oldest_ns = waiting
             if spans >= MIN_STEP_SPANS:
-                return False
+                return
             # At most GATHER_S whatever the clocks say (on PostgreSQL the oldest commit's
             # time is the committing collector's clock).
             left = min(GATHER_S, oldest_ns / 1e9 + GATHER_S - time.time())
             if left <= 0:
-                return False
+                return
             self._wake.wait(left)
-        return False
 
     @abc.abstractmethod
     def _waiting(self) -> tuple[int, int] | None:

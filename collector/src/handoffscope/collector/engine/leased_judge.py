@@ -197,7 +197,8 @@ class LeasedJudge(JudgeBase):
                     with self._wake:
                         # Nothing waiting: a commit of this collector noted before the
                         # step reads its work makes the step choose again (`_step`).
-                        if self._gather():
+                        self._gather()
+                        if self._waiting() is None:
                             self._gathered_at = self._noted
                     busy = self._step()
                 else:
@@ -328,12 +329,14 @@ class LeasedJudge(JudgeBase):
             work = statements.rows(con, "judge_work", {"spans": self.step_budget(), "parts": held})
             seqs = [int(seq) for seq, _, _ in work]
             gathered_at, self._gathered_at = self._gathered_at, None
-            if seqs and gathered_at is not None and gathered_at != self._noted:
+            changed = gathered_at is not None and gathered_at != self._noted
+            if seqs and changed and not self._stopping:
                 # Seen: the first of three small commits judged alone, having landed
-                # between the choice not to wait and this read. Choose again (the list
-                # is not empty now, so this cannot repeat without a wait between).
+                # between the choice not to wait and this read. Nothing done: the next
+                # round chooses again with it counted (the list is not empty now, so
+                # this cannot repeat without a wait between).
                 con.rollback()
-                return True
+                return False
             n = 0
             if seqs:
                 spans = statements.arrow(con, "select_work_spans", {"seqs": seqs})
