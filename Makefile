@@ -70,6 +70,7 @@ PG_SUITES := tests/collector/test_engine.py tests/collector/test_api.py \
 	tests/collector/test_engine_differential.py tests/collector/test_judge.py \
 	tests/collector/test_judge_shards.py \
 	tests/collector/test_big_runs.py tests/collector/test_sources.py \
+	tests/collector/test_turns.py \
 	tests/adapters/test_conversations_e2e.py \
 	tests/hardening/test_crash_safety.py \
 	tests/hardening/test_duplicates_order.py tests/hardening/test_privacy.py \

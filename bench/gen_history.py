@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine import HealthEngine, turns
 from handoffscope.collector.engine.judge import MARK_KEY
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import DuckDBStore
@@ -128,7 +128,8 @@ class Batcher:
 
 TABLES = (
     "handoffs", "runs", "waits", "handoff_daily", "edge_hourly", "edge_daily",
-    "edge_runs", "edge_runs_daily", "run_daily", "services", "spans",
+    "edge_runs", "edge_runs_daily", "run_daily", "services", "turns", "turn_daily",
+    "turn_entries", "spans",
 )  # fmt: skip
 CHUNK_HANDOFFS = 33 * 7_500
 """Handoffs per chunk of the set-based path (whole runs: a multiple of the 33-handoff size
@@ -205,6 +206,11 @@ def generate_set_based(
             window = {"lo": day * NS_PER_DAY, "hi": (day + 1) * NS_PER_DAY}
             _transaction(con, sql["day"], {**params, **window}, commits)
         _transaction(con, sql["finish"], params, commits)
+        # Each run's turn and the weekly review's turn rollups, as a collector upgrading a
+        # store tells them (engine/turns.py): the same statements, over every run.
+        con.begin()
+        turns.rebuild(con)
+        con.commit()
         if progress:
             progress("rollups written")
         return {t: _count(con, t) for t in TABLES}

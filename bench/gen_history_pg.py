@@ -23,14 +23,15 @@ from pathlib import Path
 
 from gen_history import statements_of  # bench/ is on sys.path: these scripts run as files
 
-from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine import HealthEngine, turns
 from handoffscope.collector.store.postgres_store import PostgresStore
 
 HERE = Path(__file__).resolve().parent
 SQL = HERE / "gen_history_pg.sql"
 TABLES = (
     "handoffs", "runs", "waits", "handoff_daily", "edge_hourly", "edge_daily",
-    "edge_runs", "edge_runs_daily", "run_daily", "services",
+    "edge_runs", "edge_runs_daily", "run_daily", "services", "turns", "turn_daily",
+    "turn_entries",
 )  # fmt: skip
 S = 10**9
 
@@ -54,6 +55,8 @@ def generate(
         con.begin()
         for sql in statements_of(SQL.read_text()):
             con.execute(sql, {k: v for k, v in params.items() if f"%({k})s" in sql})
+        # Each run's turn and the weekly review's turn rollups (engine/turns.py).
+        turns.rebuild(con)
         con.commit()
         for table in TABLES:
             con.execute(f"ANALYZE {table}")

@@ -357,7 +357,7 @@ def test_a_judge_far_behind_stops_within_its_budget_and_resumes_after(
     def slow_apply(con, spans, *args):
         in_step.set()
         release.wait(30)  # the first step is under way when the stop comes
-        apply(con, spans, *args)
+        return apply(con, spans, *args)
 
     monkeypatch.setattr(parts.engine, "apply", slow_apply)
     assert _post(parts.app, _body("run-1")).status_code == 200

@@ -430,6 +430,15 @@ REGISTERED: dict[str, str | None] = {
     "new_drops": "service text, attribute text, count bigint",
     "new_sources": "service text, scope text, outcome text, count bigint, seen_ns bigint",
     "incoming_days": "day bigint",
+    "hs_turn_fresh": "run_id text, run_key bigint, conversation_id text, service text, "
+    "first_seen_ns bigint, order_ns bigint, start_agent text, first_to_agent text, "
+    "final_agent text",
+    "hs_turn_runs": "run_key bigint",
+    "hs_turn_conversations": "conversation_id text",
+    "hs_turn_gone": "run_id text, run_key bigint",
+    "hs_turn_rows": "LIKE turns",
+    "hs_turn_daily_delta": "LIKE turn_daily",
+    "hs_turn_entries_delta": "LIKE turn_entries",
     "new_spans": None,  # the spans columns but commit_seq, which insert_spans.sql stamps
 }
 

@@ -65,6 +65,7 @@ from ..store import records, statements
 from ..store.records import PARTITIONS, HandoffRecord, RunRecord, WaitRecord, run_key
 from ..store.statements import Connection
 from ..store.steps import apply_steps, ddl_dir, read_steps
+from . import turns
 from .evaluate import RunView, VerificationPolicy, evaluate_run
 from .evidence import (
     WAIT_ATTRIBUTES,
@@ -395,6 +396,9 @@ class HealthEngine:
         self._last_touched: set[str] = set()
         self._batch_outcomes: dict[str, int] = {}
         self._pending = _Writes()
+        self._turns_moved: list[tuple] = []
+        """Runs whose turn facts moved since the last `apply` returned them (a `load` that
+        rewrote rows leaves its own for the next `apply`)."""
         # Every key exists from the start: /metrics copies this dict from another thread,
         # and a dict that gains a key while being copied raises.
         self.stats = Counter[str](dict.fromkeys(self.STATS, 0))
@@ -405,7 +409,9 @@ class HealthEngine:
     def install(self, con: Connection) -> tuple[int, int]:
         """Create or upgrade the engine's tables (own numbered steps, own version stamp)."""
         steps = read_steps(ddl_dir("engine", statements.dialect(con)))
-        return apply_steps(con, steps, ENGINE_VERSION_KEY, what="health engine")
+        return apply_steps(
+            con, steps, ENGINE_VERSION_KEY, what="health engine", then=turns.rebuild_if_asked
+        )
 
     def load(self, con: Connection, *, now_ns: int | None = None) -> int:
         """Rebuild memory after a restart; return how many runs were reloaded.
@@ -493,8 +499,11 @@ class HealthEngine:
 
     def apply(
         self, con: Connection, new_spans: pa.Table, outcomes: dict[str, int] | None = None
-    ) -> None:
-        """Merge newly stored spans, re-judge what they touch, write changed rows.
+    ) -> list[tuple]:
+        """Merge newly stored spans, re-judge what they touch, write changed rows; return
+        the runs whose turn facts moved, as (before, after) `turns.facts` (the judge hands
+        them to `turns.refresh` once every shard has applied: a conversation's runs may
+        be any shard's).
 
         Call inside the transaction that inserted `new_spans`. Idempotent: applying a
         span twice changes nothing. `outcomes` (sharded engines): the earliest outcome
@@ -515,6 +524,8 @@ class HealthEngine:
         for lo in range(0, last, APPLY_SLICE):
             self._apply(con, new_spans.slice(lo, APPLY_SLICE), rollups)
         self._flush_rollups(con, rollups)
+        moved, self._turns_moved = self._turns_moved, []
+        return moved
 
     def _apply(self, con: Connection, new_spans: pa.Table, rollups: _Writes) -> None:
         spans = SpanColumns.from_arrow(new_spans)
@@ -571,12 +582,15 @@ class HealthEngine:
         for rid in self._last_touched:
             self._drop(rid)
         self._pending = _Writes()
+        self._turns_moved = []
 
     def retention(self, con: Connection, cutoff_ns: int) -> None:
         """Delete derived rows of runs whose last evidence ended before `cutoff_ns`."""
         if 0 in self.parts:  # the rows of every partition: deleted once, by partition 0's
             params = {"cutoff": cutoff_ns}
-            for name in ("expire_handoffs", "expire_waits", "expire_runs"):
+            # The runs' declared entry agents leave turn_entries before the runs do
+            # (engine/turns.py: the judge tells their conversations again after).
+            for name in ("expire_handoffs", "expire_waits", "expire_turn_entries", "expire_runs"):
                 statements.run(con, f"engine/{name}", params)
             statements.run(con, "engine/expire_daily", {"cutoff_day": _day(cutoff_ns)})
             for name in ("expire_edges", "expire_edge_runs"):
@@ -647,6 +661,7 @@ class HealthEngine:
             run = RunState(run_row.run_id, run_row.run_key)
             run.row_hash, run.row_seq = hash(run_row), row_seq
             run.daily_key, run.daily_usage = run_daily_key(run_row), run_daily_sums(run_row)
+            run.turn = turns.facts(run_row)
             run.capped = bool(run_row.handoffs_capped)
             runs[run.run_id] = run
         found = pa.table(
@@ -754,6 +769,10 @@ class HealthEngine:
                 run.row_hash, run.row_seq = digest, self._next("runs")
                 w.runs.append(row)
                 w.run_seqs.append(run.row_seq)
+                turn = turns.facts(row)
+                if turn != run.turn:
+                    self._turns_moved.append((run.turn, turn))
+                    run.turn = turn
                 key, sums = run_daily_key(row), run_daily_sums(row)
                 if key != run.daily_key or sums != run.daily_usage:
                     if run.daily_key is not None:

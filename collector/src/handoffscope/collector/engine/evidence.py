@@ -364,6 +364,7 @@ class RunState:
         "has_usage",
         "daily_key",
         "daily_usage",
+        "turn",
     )
 
     def __init__(self, run_id: str, key: int | None = None) -> None:
@@ -398,6 +399,8 @@ class RunState:
         self.daily_key: tuple | None = None
         self.daily_usage: tuple[int, ...] | None = None
         """The run's bucket and figures counted in the `run_daily` rollup."""
+        self.turn: tuple | None = None
+        """What the run's turn is told from, as last written (engine/turns.py, `facts`)."""
 
     def get(self, field: str):
         v = self.vals.get(field)

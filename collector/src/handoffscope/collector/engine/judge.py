@@ -41,6 +41,7 @@ from ..arrivals import RecentArrivals
 from ..store import statements
 from ..store.duckdb_store import DuckDBStore
 from ..writer import MAX_GROUP_SPANS
+from . import turns
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +183,7 @@ class JudgeBase(abc.ABC):
         con.begin()
         try:
             self.engine.retention(con, cutoff_ns)
+            turns.expire(con)
             con.commit()
         except BaseException:
             con.rollback()
@@ -363,7 +365,7 @@ class Judge(JudgeBase):
         try:
             spans = statements.arrow(con, "select_commits", {"lo": self.mark, "hi": upto})
             if spans.num_rows:
-                self.engine.apply(con, spans)
+                turns.refresh(con, self.engine.apply(con, spans))
             statements.run(con, "set_meta", {"key": MARK_KEY, "value": str(upto)})
             con.commit()
         except BaseException:

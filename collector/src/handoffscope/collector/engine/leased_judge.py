@@ -57,6 +57,7 @@ from ..store import statements
 from ..store.postgres_store import PostgresStore
 from ..store.records import PARTITIONS, column_name, run_key
 from ..writer import MAX_GROUP_SPANS
+from . import turns
 from .judge import RETRY_S, JudgeBase
 from .shards import batch_outcomes
 
@@ -345,7 +346,7 @@ class LeasedJudge(JudgeBase):
                 n = mine.num_rows
                 outcomes = batch_outcomes(spans)
                 if n or outcomes:
-                    self.engine.apply(con, mine, outcomes)
+                    turns.refresh(con, self.engine.apply(con, mine, outcomes))
                 statements.run(con, "done_judge_work", {"seqs": seqs, "parts": held})
             backlog, noted = self._backlog_now(con)
             con.commit()

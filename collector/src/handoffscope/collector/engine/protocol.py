@@ -8,7 +8,9 @@ named here so mypy checks each class offers them:
 
 - `install(con)` creates the engine's tables; `load(con)` reads its keys back;
 - per commit, `prepare(con)` then `apply(con, new_spans)` inside the transaction
-  that stored the spans, `rollback()` when that transaction fails;
+  that stored the spans, `rollback()` when that transaction fails; `apply` returns the
+  runs whose turn facts moved, (before, after) (engine/turns.py, `refresh`, which the
+  judge calls next in the same transaction);
 - `retention(con, cutoff_ns)` drops what the store pruned;
 - `release()` lets go of the loaded state when another collector takes the lease.
 
@@ -28,7 +30,7 @@ class Engine(Protocol):
 
     def prepare(self, con: Any) -> None: ...
 
-    def apply(self, con: Any, new_spans: Any) -> None: ...
+    def apply(self, con: Any, new_spans: Any) -> list[tuple]: ...
 
     def rollback(self) -> None: ...
 

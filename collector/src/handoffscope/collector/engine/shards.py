@@ -120,7 +120,9 @@ class ShardedEngine:
     def prepare(self, con: Any) -> None:
         self._ready(con)
 
-    def apply(self, con: Any, new_spans: pa.Table, outcomes: dict[str, int] | None = None) -> None:
+    def apply(
+        self, con: Any, new_spans: pa.Table, outcomes: dict[str, int] | None = None
+    ) -> list[tuple]:
         """`outcomes`: the earliest outcome per service of a batch of which `new_spans`
         is this collector's partitions' part (a shared store's judge); else its own."""
         self._ready(con)
@@ -128,7 +130,7 @@ class ShardedEngine:
         parts = split(new_spans, self._worker_of, len(self.shards))
         # Every shard hears of the batch's outcomes, even one with no spans in it: its
         # policy must know them when its own runs of that service complete later.
-        call_all(
+        moved = call_all(
             con,
             [
                 (shard, "apply", ProcessEngine.apply_args(part, outcomes))
@@ -136,6 +138,7 @@ class ShardedEngine:
                 if part.num_rows or outcomes
             ],
         )
+        return [turn for shard_moved in moved for turn in shard_moved or ()]
 
     def retention(self, con: Any, cutoff_ns: int) -> None:
         self._ready(con)

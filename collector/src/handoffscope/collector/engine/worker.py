@@ -141,7 +141,7 @@ def _serve_calls(pipe: Any) -> None:
         reply: tuple
         try:
             if op == "apply":
-                engine.apply(con, *args)
+                result = engine.apply(con, *args)
             elif op == "load":
                 result = engine.load(con, **args[0])
             elif op == "retention":
@@ -225,9 +225,11 @@ class ProcessEngine:
         """The worker started and its memory loaded, if not yet (the judge's first act)."""
         self._ready(con)
 
-    def apply(self, con: Any, new_spans: Any, outcomes: dict[str, int] | None = None) -> None:
+    def apply(
+        self, con: Any, new_spans: Any, outcomes: dict[str, int] | None = None
+    ) -> list[tuple]:
         self._ready(con)
-        self._call(con, "apply", *self.apply_args(new_spans, outcomes))
+        return self._call(con, "apply", *self.apply_args(new_spans, outcomes)) or []
 
     @staticmethod
     def apply_args(new_spans: Any, outcomes: dict[str, int] | None) -> tuple:

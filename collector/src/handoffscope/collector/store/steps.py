@@ -16,6 +16,7 @@ others find it done.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,13 +71,20 @@ def read_steps(directory: Path | None = None) -> list[Step]:
 
 
 def apply_steps(
-    con: Any, steps: list[Step], version_key: str, *, what: str = "store"
+    con: Any,
+    steps: list[Step],
+    version_key: str,
+    *,
+    what: str = "store",
+    then: Callable[[Any], object] | None = None,
 ) -> tuple[int, int]:
     """Bring `con`'s database up to the last of `steps`; return (version before, after).
 
     `con` has `begin/commit/rollback` (a DuckDB connection, or a PostgreSQL `Session`).
     The version lives in `meta` under `version_key`: the store uses `store_version`; a
-    part with its own tables (the health engine) keeps its own key.
+    part with its own tables (the health engine) keeps its own key. `then(con)` runs
+    last, still under PostgreSQL's schema lock: work a step asked for that must be done
+    once however many collectors start (engine/turns.py, `rebuild_if_asked`).
     """
     shared = statements.dialect(con) == statements.POSTGRESQL
     if shared:
@@ -112,6 +120,8 @@ def apply_steps(
             log.debug("%s schema step %s applied", what, step.file)
         if latest > current:
             log.info("%s schema: steps %d to %d applied", what, current + 1, latest)
+        if then is not None:
+            then(con)
         return current, max(current, latest)
     finally:
         if shared:

@@ -1,0 +1,2 @@
+-- Empty turn_daily before it is built again from the runs (engine/turns.py, `rebuild`).
+DELETE FROM turn_daily;
