@@ -1,6 +1,6 @@
 -- The runs of conversations in order, each with the run before it and its continuity
--- (docs/semconv.md, "Turns"): GET /api/v1/conversations/{id}, a run's detail, and the
--- weekly review's rerouted and diverted turns per service.
+-- (docs/semconv.md, "Turns"): GET /api/v1/conversations/{id} and a run's detail. The
+-- weekly review counts the same from the judge's rollups (continuity_weekly.sql).
 --   $conversation  one conversation (NULL: any)
 --   $run           the conversation of this run (NULL: any)
 --   $since/$until  runs first seen in [since, until) are returned — and found: a
@@ -8,7 +8,7 @@
 --                  whatever its age
 --   $now           the instant verdicts are judged at
 -- Entry agents, per service: those any of its runs declared (run.entry_agents), and
--- those that started a conversation's first run (learned).
+-- those that started a conversation's first run (learned): turn_entries counts both.
 WITH scope AS (
     SELECT DISTINCT conversation_id
     FROM runs
@@ -17,7 +17,7 @@ WITH scope AS (
       AND ($run::VARCHAR IS NULL OR run_id = $run)
       AND first_seen_ns >= $since AND first_seen_ns < $until
 ),
-turns AS (
+ordered AS (
     SELECT
         r.run_id, r.service, r.conversation_id, r.start_agent, r.final_agent,
         r.current_agent, r.first_to_agent, r.first_seen_ns, r.started_ns, r.ended_ns,
@@ -35,23 +35,10 @@ turns AS (
         ORDER BY coalesce(r.started_ns, r.first_seen_ns), r.run_id
     )
 ),
-firsts AS (
-    -- One row per conversation, its first run's (DISTINCT ON: no sort of every run).
-    SELECT DISTINCT ON (conversation_id) conversation_id, service, start_agent
-    FROM runs
-    WHERE conversation_id IS NOT NULL
-      AND coalesce(service, '') IN (SELECT DISTINCT coalesce(service, '') FROM turns)
-    ORDER BY conversation_id, coalesce(started_ns, first_seen_ns), run_id
-),
-declared AS (
-    SELECT service, unnest(entry_agents) AS start_agent
-    FROM runs
-    WHERE coalesce(service, '') IN (SELECT coalesce(service, '') FROM turns)
-),
 entry AS (
-    SELECT service, start_agent FROM firsts WHERE start_agent IS NOT NULL
-    UNION
-    SELECT service, start_agent FROM declared
+    -- Kept by the judge beside the runs (engine step 25, engine/turns.py: '' for no
+    -- service): reading every run of the service for them took 150 ms at 3M runs.
+    SELECT service, agent FROM turn_entries WHERE declared > 0 OR firsts > 0
 )
 SELECT
     t.*,
@@ -62,10 +49,10 @@ SELECT
         t.first_to_agent,
         EXISTS (
             SELECT 1 FROM entry AS e
-            WHERE e.service IS NOT DISTINCT FROM t.service AND e.start_agent = t.start_agent
+            WHERE e.service = coalesce(t.service, '') AND e.agent = t.start_agent
         )
     ) AS continuity
-FROM turns AS t
+FROM ordered AS t
 WHERE t.first_seen_ns >= $since AND t.first_seen_ns < $until
   AND ($run::VARCHAR IS NULL OR t.run_id = $run)
 ORDER BY t.conversation_id, t.position;
