@@ -139,6 +139,11 @@ class Generator:
                     sc.RUN_STATUS: "completed",
                     sc.RUN_FINAL_AGENT: agents[self.hpr % 4],
                     sc.RUN_TURNS: self.hpr + 1,
+                    **(
+                        {sc.GEN_AI_CONVERSATION_ID: f"conv-{self.n_run % CONVERSATIONS['n']}"}
+                        if CONVERSATIONS["n"]
+                        else {}
+                    ),
                 },
             )
         )
@@ -223,6 +228,8 @@ WORKERS = 2
 
 HOT: dict = {}
 """The engine's in-memory bound, when `--max-hot-handoffs` sets it (else its default)."""
+CONVERSATIONS = {"n": 0}
+"""`--conversations`: each run a turn of one of this many conversations (0: none)."""
 
 
 def _open(d: str, where: str) -> tuple[DuckDBStore, HealthEngine | ProcessEngine]:
@@ -482,6 +489,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--workers", type=int, default=2, help="worker processes of the 'workers' case")
     p.add_argument(
+        "--conversations",
+        type=int,
+        default=0,
+        metavar="N",
+        help="make each run a turn of one of N conversations (the judge then keeps their "
+        "turns: engine/turns.py); default 0, runs outside conversations",
+    )
+    p.add_argument(
         "--engines",
         default=",".join(WHERE),
         help=f"where the engine runs, comma-separated, of {','.join(WHERE)} (default: all)",
@@ -502,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     WORKERS = args.workers
     if args.max_hot_handoffs:
         HOT["max_hot_handoffs"] = args.max_hot_handoffs
+    CONVERSATIONS["n"] = args.conversations
     engines = tuple(e for e in args.engines.split(",") if e)
     if not engines or set(engines) - set(WHERE):
         p.error(f"--engines: a comma-separated list of {', '.join(WHERE)}")

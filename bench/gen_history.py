@@ -113,7 +113,7 @@ class Batcher:
         con.begin()
         new = self.store.insert_new_spans(table)
         t2 = time.perf_counter()
-        self.engine.apply(con, new)
+        turns.refresh(con, self.engine.apply(con, new))  # as the judge does
         t3 = time.perf_counter()
         con.commit()
         t4 = time.perf_counter()

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.polling import eventually
 
+from handoffscope.collector.engine import turns
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.postgres_store import (
     APPLICATION_NAME,
@@ -435,10 +436,10 @@ REGISTERED: dict[str, str | None] = {
     "final_agent text",
     "hs_turn_runs": "run_key bigint",
     "hs_turn_conversations": "conversation_id text",
-    "hs_turn_gone": "run_id text, run_key bigint",
-    "hs_turn_rows": "LIKE turns",
-    "hs_turn_daily_delta": "LIKE turn_daily",
-    "hs_turn_entries_delta": "LIKE turn_entries",
+    "hs_turn_changed": ", ".join(
+        f"{f.name} {statements.PG_TYPES[f.type]}" for f in turns.CHANGED_SCHEMA
+    ),
+    "hs_turn_declared": "service text, agent text, declared bigint",
     "new_spans": None,  # the spans columns but commit_seq, which insert_spans.sql stamps
 }
 

@@ -28,6 +28,7 @@ from support.polling import eventually
 from handoffscope.collector.engine import HealthEngine, turns
 from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import DuckDBStore
+from handoffscope.collector.store.steps import ddl_dir, read_steps
 from handoffscope.instrumentation import semconv as sc
 
 S = 10**9
@@ -226,6 +227,14 @@ def test_retention_makes_the_next_kept_run_a_conversations_first(
         con.begin()
         turns.rebuild(con)
         con.commit()
+        assert _tables(con) == kept_rows
+        # A store from before engine step 25: the step, then every turn told at install.
+        con.execute("DROP TABLE turns; DROP TABLE turn_daily; DROP TABLE turn_entries")
+        con.execute("UPDATE meta SET value = '24' WHERE key = 'engine_version'")
+        latest = len(read_steps(ddl_dir("engine")))
+        assert HealthEngine().install(con) == (24, latest)
+        assert _tables(con) == kept_rows
+        assert HealthEngine().install(con) == (latest, latest)  # once
         assert _tables(con) == kept_rows
     finally:
         store.close()

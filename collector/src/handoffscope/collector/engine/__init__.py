@@ -771,7 +771,8 @@ class HealthEngine:
                 w.run_seqs.append(run.row_seq)
                 turn = turns.facts(row)
                 if turn != run.turn:
-                    self._turns_moved.append((run.turn, turn))
+                    if turns.told(turn) or turns.told(run.turn):
+                        self._turns_moved.append((run.turn, turn))
                     run.turn = turn
                 key, sums = run_daily_key(row), run_daily_sums(row)
                 if key != run.daily_key or sums != run.daily_usage:

@@ -62,17 +62,27 @@ TURN_SCHEMA = pa.schema(
     [*FACTS_SCHEMA, pa.field("has_previous", BOOL), pa.field("previous_final", STR)]
 )
 """The `turns` table's columns, in order: the facts, then the run before it."""
-DAILY_SCHEMA = pa.schema(
+DECLARED_SCHEMA = pa.schema([("service", STR), ("agent", STR), ("declared", I64)])
+"""Deltas of runs declaring an agent an entry agent, per service ('' for none) and agent."""
+CHANGED_SCHEMA = pa.schema(
     [
-        ("day", I64),
-        ("service", STR),
-        ("start_agent", STR),
-        ("first_to_agent", STR),
-        ("previous_final", STR),
-        ("turns", I64),
+        *(pa.field("new_" + f.name, f.type) for f in TURN_SCHEMA),
+        *(
+            pa.field("old_" + name, TURN_SCHEMA.field(name).type)
+            for name in (
+                "run_id",
+                "run_key",
+                "service",
+                "first_seen_ns",
+                "start_agent",
+                "first_to_agent",
+                "has_previous",
+                "previous_final",
+            )
+        ),
     ]
 )
-ENTRIES_SCHEMA = pa.schema([("service", STR), ("agent", STR), ("declared", I64), ("firsts", I64)])
+"""The rows of changed_turns.sql (what the writing statements read as hs_turn_changed)."""
 _CONVERSATION = FACTS_SCHEMA.names.index("conversation_id")
 _ENTRY_AGENTS = len(FACTS_SCHEMA)
 """Where `facts` puts the declared entry agents: after the stored columns."""
@@ -96,8 +106,16 @@ def facts(row: RunRecord) -> tuple:
     )
 
 
+def told(turn: tuple | None) -> bool:
+    """Whether a run's `facts` count anywhere: it is in a conversation or declares entry
+    agents (most runs of an app without conversations do neither: nothing to report)."""
+    return turn is not None and (turn[_CONVERSATION] is not None or bool(turn[_ENTRY_AGENTS]))
+
+
 def _table(rows: Iterable[tuple], schema: pa.Schema) -> pa.Table:
-    cols = list(zip(*rows, strict=True)) or [()] * len(schema)
+    """Rows as an Arrow table of `schema`, column-wise; a row's items past the schema's
+    columns are left out (`facts` carries the declared entry agents last)."""
+    cols = list(zip(*rows, strict=True))[: len(schema)] or [()] * len(schema)
     return pa.Table.from_arrays(
         [pa.array(list(c), f.type) for c, f in zip(cols, schema, strict=True)], schema=schema
     )
@@ -109,91 +127,62 @@ def refresh(con: Connection, moved: Iterable[tuple], gone: Iterable[tuple] = ())
     `gone` ((run_id, run_key, conversation_id): deleted by retention) are written into
     the turns and the rollups, with every turn of their conversations that changed with
     them. Returns how many turn rows changed. A step with no run in a conversation reads
-    nothing."""
-    entries: dict[tuple, list[int]] = {}
+    nothing; what changed is written set-based (a step may carry 30k runs)."""
+    declared: Counter[tuple] = Counter()
     fresh: list[tuple] = []
-    keys: dict[str, int] = {}
+    keys: set[int] = set()
     conversations: set[str] = set()
-    for run_id, key, conversation in gone:
-        keys[run_id] = key
+    for _, key, conversation in gone:
+        keys.add(key)
         conversations.add(conversation)
     for before, after in moved:
-        for side, sign in ((before, -1), (after, 1)):
-            if side is None:
-                continue
-            service = side[3] or ""
-            for agent in {a for a in side[_ENTRY_AGENTS] if a is not None}:
-                entries.setdefault((service, agent), [0, 0])[0] += sign
-            if side[_CONVERSATION] is not None:
-                conversations.add(side[_CONVERSATION])
-                keys[side[0]] = side[1]
+        if before is not None:
+            if before[_ENTRY_AGENTS]:
+                _declare(declared, before, -1)
+            if before[_CONVERSATION] is not None:
+                conversations.add(before[_CONVERSATION])
+                keys.add(before[1])
+        if after[_ENTRY_AGENTS]:
+            _declare(declared, after, 1)
         if after[_CONVERSATION] is not None:
-            fresh.append(after[:_ENTRY_AGENTS])
-    daily: Counter[tuple] = Counter()
-    changed: list[dict] = []
-    if conversations:
-        tables = {
-            "hs_turn_fresh": _table(fresh, FACTS_SCHEMA),
-            "hs_turn_runs": pa.table({"run_key": pa.array(sorted(set(keys.values())), I64)}),
-            "hs_turn_conversations": pa.table(
-                {"conversation_id": pa.array(sorted(conversations), STR)}
-            ),
-        }
-        with statements.registered(con, tables):
-            statements.rows(con, "engine/lock_conversations")
-            changed = statements.arrow(con, "engine/changed_turns").to_pylist()
-    gone_rows: list[tuple] = []
-    rows: list[tuple] = []
-    for c in changed:
-        if c["old_run_id"] is not None:
-            gone_rows.append((c["old_run_id"], c["old_run_key"]))
-            _count(daily, entries, c, "old_", -1)
-        if c["new_run_id"] is not None:
-            rows.append(tuple(c["new_" + f] for f in TURN_SCHEMA.names))
-            _count(daily, entries, c, "new_", 1)
-    if gone_rows:
-        with statements.registered(con, {"hs_turn_gone": _table(gone_rows, KEYS_SCHEMA)}):
-            statements.run(con, "engine/delete_turns")
-    if rows:
-        with statements.registered(con, {"hs_turn_rows": _table(rows, TURN_SCHEMA)}):
-            statements.run(con, "engine/insert_turns")
-    _write_deltas(con, daily, entries)
-    return len(changed)
-
-
-KEYS_SCHEMA = pa.schema([("run_id", STR), ("run_key", I64)])
-
-
-def _count(
-    daily: Counter[tuple], entries: dict[tuple, list[int]], c: dict, side: str, sign: int
-) -> None:
-    """Add (sign 1) or take back (-1) one turn row's share of the rollups, as
-    rebuild_turn_daily.sql and rebuild_turn_entries.sql count them (a run's declared
-    entry agents are counted from the engine's facts, in `refresh`)."""
-    service = c[side + "service"] or ""
-    start = c[side + "start_agent"]
-    if c[side + "has_previous"]:
-        key = (
-            c[side + "first_seen_ns"] // NS_PER_DAY,
-            service,
-            start or "",
-            c[side + "first_to_agent"] or "",
-            c[side + "previous_final"] or "",
-        )
-        daily[key] += sign
-    elif start is not None:
-        entries.setdefault((service, start), [0, 0])[1] += sign
-
-
-def _write_deltas(con: Connection, daily: Counter[tuple], entries: dict[tuple, list[int]]) -> None:
-    delta = [(*k, n) for k, n in daily.items() if n]
-    if delta:
-        with statements.registered(con, {"hs_turn_daily_delta": _table(delta, DAILY_SCHEMA)}):
-            statements.run(con, "engine/upsert_turn_daily")
-    moved = [(*k, *v) for k, v in entries.items() if any(v)]
-    if moved:
-        with statements.registered(con, {"hs_turn_entries_delta": _table(moved, ENTRIES_SCHEMA)}):
+            conversations.add(after[_CONVERSATION])
+            keys.add(after[1])
+            fresh.append(after)
+    delta = [(*k, n) for k, n in declared.items() if n]
+    if not conversations:
+        if delta:
+            with statements.registered(con, _entry_tables(delta, CHANGED_SCHEMA.empty_table())):
+                statements.run(con, "engine/upsert_turn_entries")
+        return 0
+    tables = {
+        "hs_turn_fresh": _table(fresh, FACTS_SCHEMA),
+        "hs_turn_runs": pa.table({"run_key": pa.array(sorted(keys), I64)}),
+        "hs_turn_conversations": pa.table(
+            {"conversation_id": pa.array(sorted(conversations), STR)}
+        ),
+    }
+    with statements.registered(con, tables):
+        statements.rows(con, "engine/lock_conversations")
+        changed = statements.arrow(con, "engine/changed_turns")
+    if changed.num_rows or delta:
+        with statements.registered(con, _entry_tables(delta, changed)):
+            if changed.num_rows:
+                for name in ("delete_turns", "insert_turns", "upsert_turn_daily"):
+                    statements.run(con, f"engine/{name}")
             statements.run(con, "engine/upsert_turn_entries")
+    return changed.num_rows
+
+
+def _declare(declared: Counter[tuple], side: tuple, sign: int) -> None:
+    service = side[3] or ""
+    for agent in {a for a in side[_ENTRY_AGENTS] if a is not None}:
+        declared[(service, agent)] += sign
+
+
+def _entry_tables(delta: list[tuple], changed: pa.Table) -> dict[str, pa.Table]:
+    """What upsert_turn_entries.sql reads: the declared entry agents' deltas, and the
+    changed turns (their first runs)."""
+    return {"hs_turn_declared": _table(delta, DECLARED_SCHEMA), "hs_turn_changed": changed}
 
 
 def expire(con: Connection) -> int:
