@@ -225,13 +225,14 @@ class HealthMetrics:
                 },
             )
             waits = statements.rows(cur, "query/health_waits", {"now": now, "since": now})
+            active = statements.rows(cur, "ack/active_acknowledgements", {"now": now})
             acked = acknowledged_counts(
                 cur,
                 now,
                 looped_since=now - LOOPING_WINDOW_S * NS,
                 stuck_before=now - self.grace_ns,
+                active=bool(active),
             )
-            active = statements.rows(cur, "ack/active_acknowledgements", {"now": now})
             handoffs = statements.rows(cur, "query/health_handoffs", {"now": now})
             rejections = statements.rows(cur, "query/health_rejections")
             usage = statements.rows(cur, "query/health_usage")

@@ -4,11 +4,12 @@
 -- $unhealthy keeps only handoffs unhealthy at $now: unhealthy_from_ns (stored by the
 -- engine: when the timeline first holds a failure verdict) makes that one integer
 -- compare, cheap enough to run over a 30-day window.
+-- $page_since: where the page is looked for first (see `probe`).
 -- The page is found over the filter and sort columns alone, then its rows' other
 -- columns are read by rowid (stable within this statement's snapshot): reading all 48
 -- columns of every match before the top N cost 45-50 ms against 25-30 (16k matches of
 -- a day at ten million handoffs), and 1.4 s against 0.2 for a rare verdict over 30 days.
-WITH page AS (
+WITH matching AS NOT MATERIALIZED (
     SELECT rowid AS row_id, first_seen_ns, run_id, handoff_id
     FROM handoffs
     WHERE first_seen_ns >= $since
@@ -19,6 +20,42 @@ WITH page AS (
           OR hs_verdict_at(verdict, flip1_ns, flip1_verdict, flip2_ns, flip2_verdict, $now) = $verdict
       )
       AND (NOT $unhealthy OR unhealthy_from_ns <= $now)
+),
+probe AS (
+    -- The page is among the handoffs first seen at or after the $limit-th newest
+    -- first_seen_ns. Looked for first among those first seen since $page_since (the
+    -- window's last hour: row-group min/max skips the rest), which holds the page
+    -- whenever it holds $limit matches; else over the whole window on that one column,
+    -- not with the page's ids (as runs.sql): the unhealthy of 30 days at ten million
+    -- handoffs took 150-290 ms, sorting the ids of every match.
+    SELECT first_seen_ns
+    FROM matching
+    WHERE first_seen_ns >= $page_since
+    ORDER BY first_seen_ns DESC
+    LIMIT $limit
+),
+probed AS (
+    SELECT count(*) AS n, min(first_seen_ns) AS lo FROM probe
+),
+reach AS (
+    SELECT coalesce(
+        (SELECT lo FROM probed WHERE n >= $limit),
+        (
+            SELECT min(first_seen_ns)
+            FROM (
+                SELECT first_seen_ns
+                FROM matching
+                WHERE (SELECT n FROM probed) < $limit
+                ORDER BY first_seen_ns DESC
+                LIMIT $limit
+            )
+        )
+    ) AS lo
+),
+page AS (
+    SELECT row_id, first_seen_ns, run_id, handoff_id
+    FROM matching
+    WHERE first_seen_ns >= coalesce((SELECT lo FROM reach), -9223372036854775808)
     ORDER BY first_seen_ns DESC, run_id, handoff_id
     LIMIT $limit
 )
