@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 from ingest_support import handoff_body, read_db
+from support.polling import eventually
 
 from handoffscope.collector import arrivals
 from handoffscope.collector.config import CollectorConfig
@@ -287,6 +288,51 @@ def test_on_postgresql_the_lease_holder_lets_small_commits_gather_too(
         assert cur.execute("SELECT count(*) FROM handoffs").fetchall()[0][0] == 4
     finally:
         cur.close()
+        store.close()
+
+
+@pytest.mark.duckdb_only("it makes its own PostgreSQL database (postgres_dsn) whatever --store is")
+def test_on_postgresql_a_commit_between_a_step_and_the_wait_is_judged_without_the_poll(
+    postgres_dsn: str, monkeypatch
+) -> None:
+    """The writer tells the lease holder of each commit; one told while the judge is not
+    waiting yet — its step just found nothing — must not wait for the next poll. POLL_S
+    is made a minute here: the commit is judged long before, or the test fails."""
+    from handoffscope.collector.engine import leased_judge
+
+    monkeypatch.setattr(leased_judge, "POLL_S", 60.0)
+    store, parts = _postgres_parts(postgres_dsn, judge="thread")
+    judge = parts.judge
+    step = judge._step
+    posted = threading.Event()
+
+    def step_then_commit() -> bool:
+        busy = step()
+        if not busy and judge.holding and not posted.is_set():
+            # Committed and noted before the judge waits.
+            assert _post(parts.app, _body("run-late")).status_code == 200
+            posted.set()
+        return busy
+
+    monkeypatch.setattr(judge, "_step", step_then_commit)
+    parts.writer.start()
+    judge.start()
+    try:
+        assert posted.wait(30)
+        cur = store.cursor()
+        try:
+            eventually(
+                lambda: cur.execute("SELECT count(*) FROM handoffs").fetchall()[0][0],
+                lambda n: n == 1,
+                timeout=30,
+                every=0.05,
+                what="the late commit judged",
+            )
+        finally:
+            cur.close()
+    finally:
+        parts.writer.close()
+        judge.close()
         store.close()
 
 

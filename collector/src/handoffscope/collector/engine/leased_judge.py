@@ -188,6 +188,7 @@ class LeasedJudge(JudgeBase):
             # nothing: one begun before may have read the list before the last commits
             # (seen: the fourth commit of test_judge's gathering test left unjudged).
             stopping = self._stopping
+            seen = self._noted
             busy = False
             try:
                 due = time.monotonic() - self._balanced_at >= BALANCE_S
@@ -218,7 +219,11 @@ class LeasedJudge(JudgeBase):
                 return
             if not busy:
                 with self._wake:
-                    if not self._stopping:
+                    # A commit noted since this round began was notified while no one
+                    # waited (during the step, or a step that chose again): another round
+                    # at once, not POLL_S later. One round a commit at most: the next
+                    # round looks from here.
+                    if not self._stopping and self._noted == seen:
                         self._wake.wait(timeout=POLL_S)
 
     def _balance(self, want: int | None = None) -> None:
