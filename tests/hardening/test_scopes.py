@@ -303,3 +303,43 @@ def grpc_export(collector: Any, token: str, body: bytes) -> tuple[int, str]:
         export = channel.unary_unary(EXPORT_METHOD)
         answer = export(body, metadata=(("authorization", f"Bearer {token}"),), timeout=30)
     return partial_success(answer)
+
+
+def test_a_scoped_reader_of_a_quieter_service_keeps_its_labels_on_metrics(
+    collector_factory: Any,
+) -> None:
+    """With `--metrics-top 1` the busier team takes the one label an unscoped reader gets
+    and the quieter team's figures are summed under `other`; the quieter team's scoped
+    reader, who may not see that sum, still gets its own service labelled, its figures
+    whole."""
+    collector = collector_factory(
+        env={"HANDOFFSCOPE_TOKEN": ADMIN_TOKEN}, args=("--metrics-top", "1")
+    )
+    everything = make(collector, "read-everything", "read")
+    quiet = make(collector, "read-bil", "read", ["billing-bot"])
+    now = time.time_ns()
+    for service, tag in TEAMS.items():
+        sender = OTLPSender(otlp_exporter(collector, token=ADMIN_TOKEN), service)
+        record_team(sender, tag, now)
+        if service == "support-bot":  # the busier one: more handoffs
+            extra = Run(sender, f"{tag}-run-busy", now - 600 * 10**9)
+            for k in range(6):
+                extra.handoff(f"b{k}", f"{tag}-triage", f"{tag}-worker", at=1.0 + k / 10)
+        assert sender.send().name == "SUCCESS"
+        sender.close()
+    collector.judged()
+
+    def metrics(token: str) -> str:
+        r = httpx.get(f"{collector.http_endpoint}/metrics", headers=bearer(token), timeout=30)
+        assert r.status_code == 200, r.text
+        return r.text
+
+    unscoped = metrics(everything)
+    assert 'handoffscope_approvals_overdue{service="support-bot"} 1' in unscoped
+    assert 'service="billing-bot"' not in unscoped  # summed under other
+    assert 'handoffscope_approvals_overdue{service="other"} 1' in unscoped
+    scoped = metrics(quiet)
+    assert 'handoffscope_approvals_overdue{service="billing-bot"} 1' in scoped
+    assert 'handoffscope_runs_looping{service="billing-bot"} 1' in scoped
+    assert "support-bot" not in scoped and "sup-" not in scoped
+    assert 'service="other"' not in scoped

@@ -43,6 +43,11 @@ deleting old days) is not subtracted, as Prometheus expects of a counter. `verdi
 verdict has a sample for each edge that has handoffs, and every reason one for each
 labelled service, zeros included, so a rule's `rate()` has a series from the first
 scrape. Gauges have a sample for every labelled service and `other`.
+
+A reader scoped to services (docs/security.md) gets a view of its own (`_View`): the
+busiest of its services and edges take the labels, and its counters are its own, so a
+team's service is never summed into `other` because other teams' busier ones took the
+labels. The figures are read once for every view.
 """
 
 from __future__ import annotations
@@ -52,12 +57,13 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from handoffscope.instrumentation import semconv as sc
 from handoffscope.instrumentation.verdicts.evidence import grace_ns
 from handoffscope.instrumentation.verdicts.explain import REJECTION_BUCKETS
 
+from .credentials import EVERY_SERVICE, Scope
 from .metrics import escape
 from .query.api import acknowledged_counts
 from .store import statements
@@ -176,69 +182,49 @@ class _Monotone:
         return self._value.keys()
 
 
-class HealthMetrics:
-    """The health families of `/metrics`, computed at most once per `ttl` seconds."""
+class _Figures(NamedTuple):
+    """What one computation read (each row's service first, but `active`'s, 4th)."""
 
-    def __init__(
-        self,
-        store: Any,
-        *,
-        grace_seconds: float,
-        top: int,
-        ttl: float = 5.0,
-        clock: Callable[[], int] = time.time_ns,
-    ) -> None:
-        self.store = store
-        self.grace_ns = grace_ns(grace_seconds)
-        self.ttl_ns = int(ttl * NS)
-        self.clock = clock
+    runs: list[tuple]
+    waits: list[tuple]
+    active: list[tuple]
+    acked: dict[tuple[str | None, str], int]
+    handoffs: list[tuple]
+    rejections: list[tuple]
+    usage: list[tuple]
+
+
+class _View:
+    """The health families as one set of readers sees them: its own busiest services and
+    edges, its own counters. Every reader of one scope shares one view, so its labels stay
+    put and its counters only go up, as for the unscoped reader."""
+
+    def __init__(self, top: int) -> None:
         self._services = _TopSet(top)
         self._edges = _TopSet(top)
         self._handoffs = _Monotone()
         self._rejections = _Monotone()
         self._usage = _Monotone()
         """(service, verdict, figure) -> total: input_tokens, output_tokens, model_calls, cost_nusd."""
-        self._lock = threading.Lock()
-        self._lines: list[str] = []
-        self._computed_ns: int | None = None
-
-    # --- reading ---------------------------------------------------------------------
 
     def _service(self, service: str | None) -> str:
         s = _name(service)
         return s if s in self._services else OTHER
 
-    def compute(self, now: int) -> list[str]:
-        cur = self.store.cursor()
-        try:
-            runs = statements.rows(
-                cur,
-                "query/health_runs",
-                {
-                    "since": now - WINDOW_S * NS,
-                    "looped_since": now - LOOPING_WINDOW_S * NS,
-                    "stuck_before": now - self.grace_ns,
-                    "stuck_since": now - WINDOW_S * NS - self.grace_ns,
-                    "started": sc.RUN_STATUS_STARTED,
-                    "service": None,
-                    "scope": None,
-                },
+    def lines(self, got: _Figures, sees: Callable[[str | None], bool]) -> list[str]:
+        """The families' lines over the rows of services `sees` admits."""
+        runs, waits, handoffs, rejections, usage = (
+            [r for r in rows if sees(r[0])]
+            for rows in (
+                got.runs,
+                got.waits,
+                got.handoffs,
+                got.rejections,
+                got.usage,
             )
-            waits = statements.rows(cur, "query/health_waits", {"now": now, "since": now})
-            active = statements.rows(cur, "ack/active_acknowledgements", {"now": now})
-            acked = acknowledged_counts(
-                cur,
-                now,
-                looped_since=now - LOOPING_WINDOW_S * NS,
-                stuck_before=now - self.grace_ns,
-                active=bool(active),
-            )
-            handoffs = statements.rows(cur, "query/health_handoffs", {"now": now})
-            rejections = statements.rows(cur, "query/health_rejections")
-            usage = statements.rows(cur, "query/health_usage")
-        finally:
-            cur.close()
-
+        )
+        active = [r for r in got.active if sees(r[3])]
+        acked = {k: n for k, n in got.acked.items() if sees(k[0])}
         per_service: dict[str, int] = defaultdict(int)
         for service, _f, _t, _v, n in handoffs:
             per_service[_name(service)] += n
@@ -337,23 +323,94 @@ class HealthMetrics:
                     )
         return out
 
-    def render(self) -> list[str]:
-        """The families as Prometheus text lines; recomputed when older than `ttl`."""
+
+MAX_VIEWS = 256
+"""Scopes whose views are kept (their labels sticky, their counters monotone); a reader of
+a scope beyond these gets a view made for its scrape (counters from the stored totals)."""
+
+
+class HealthMetrics:
+    """The health families of `/metrics`, read at most once per `ttl` seconds and shown to
+    each scope of readers over its own services (docs/security.md)."""
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        grace_seconds: float,
+        top: int,
+        ttl: float = 5.0,
+        clock: Callable[[], int] = time.time_ns,
+    ) -> None:
+        self.store = store
+        self.grace_ns = grace_ns(grace_seconds)
+        self.ttl_ns = int(ttl * NS)
+        self.clock = clock
+        self.top = top
+        self._views: dict[tuple[str, ...] | None, _View] = {}
+        self._lock = threading.Lock()
+        self._figures: _Figures | None = None
+        self._computed_ns: int | None = None
+
+    # --- reading ---------------------------------------------------------------------
+
+    def read(self, now: int) -> _Figures:
+        cur = self.store.cursor()
+        try:
+            runs = statements.rows(
+                cur,
+                "query/health_runs",
+                {
+                    "since": now - WINDOW_S * NS,
+                    "looped_since": now - LOOPING_WINDOW_S * NS,
+                    "stuck_before": now - self.grace_ns,
+                    "stuck_since": now - WINDOW_S * NS - self.grace_ns,
+                    "started": sc.RUN_STATUS_STARTED,
+                    "service": None,
+                    "scope": None,
+                },
+            )
+            waits = statements.rows(cur, "query/health_waits", {"now": now, "since": now})
+            active = statements.rows(cur, "ack/active_acknowledgements", {"now": now})
+            acked = acknowledged_counts(
+                cur,
+                now,
+                looped_since=now - LOOPING_WINDOW_S * NS,
+                stuck_before=now - self.grace_ns,
+                active=bool(active),
+            )
+            handoffs = statements.rows(cur, "query/health_handoffs", {"now": now})
+            rejections = statements.rows(cur, "query/health_rejections")
+            usage = statements.rows(cur, "query/health_usage")
+        finally:
+            cur.close()
+        return _Figures(runs, waits, active, dict(acked), handoffs, rejections, usage)
+
+    def render(self, scope: Scope = EVERY_SERVICE) -> list[str]:
+        """The families as Prometheus text lines for readers of `scope`; the figures are
+        read again when older than `ttl`."""
         with self._lock:
             now = self.clock()
             if self._computed_ns is None or now - self._computed_ns >= self.ttl_ns:
                 try:
-                    self._lines = self.compute(now)
+                    self._figures = self.read(now)
                     self._computed_ns = now
                 except Exception:
                     # The rest of /metrics still answers (a failed scrape would page as
                     # "collector down"); the age gauge shows the figures going stale.
                     log.warning("health metrics: computing failed", exc_info=True)
-                    if self._computed_ns is None:
-                        return []
+            if self._figures is None or self._computed_ns is None:
+                return []
+            key = scope.services
+            view = self._views.get(key)
+            if view is None:
+                view = _View(self.top)
+                if len(self._views) < MAX_VIEWS:
+                    self._views[key] = view
+            lines = view.lines(self._figures, scope.sees)
             age = (now - self._computed_ns) / NS
             return [
-                *self._lines,
+                *lines,
                 "# HELP handoffscope_health_age_seconds Age of the cached health figures.",
                 "# TYPE handoffscope_health_age_seconds gauge",
                 f"handoffscope_health_age_seconds {age:.3f}",

@@ -54,7 +54,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from handoffscope.collector import lograte
-from handoffscope.collector.credentials import Scope
+from handoffscope.collector.credentials import EVERY_SERVICE, Scope
 
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -173,8 +173,9 @@ class Metrics:
         this process."""
         """Whether this collector's judge is the one judging (always, on a DuckDB file)."""
         """(seconds the oldest unjudged commit has waited, commits not judged yet)."""
-        self.families: list[Callable[[], list[str]]] = []
-        """More families, each a callable returning Prometheus text lines (HELP, TYPE, samples)."""
+        self.families: list[Callable[[Scope], list[str]]] = []
+        """More families, each a callable returning Prometheus text lines (HELP, TYPE,
+        samples) as readers of a scope see them."""
 
     def inc(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -228,10 +229,14 @@ class Metrics:
         with self._lock:
             return self._counters[name]
 
-    def render(self) -> str:
+    def render(self, scope: Scope = EVERY_SERVICE) -> str:
+        """The exposition text, for readers of `scope`: the services it sees are the ones
+        ranked for the per-service labels (a scoped reader's services are not summed into
+        `other` because busier services it cannot see took the labels)."""
         with self._lock:
             counters = dict(self._counters)
-            drops = _top_services(self._drops, self._max_services)
+            seen = Counter({k: n for k, n in self._drops.items() if scope.sees(k[0])})
+            drops = _top_services(seen, self._max_services)
             refused = sorted({**dict.fromkeys(self.refusal_reasons, 0), **self._refused}.items())
             closed = sorted({**dict.fromkeys(self.close_reasons, 0), **self._closed}.items())
             requests = sorted(self._requests.items())
@@ -360,7 +365,7 @@ class Metrics:
                 f"handoffscope_engine_hot_handoffs_limit {bound}",
             ]
         for family in self.families:
-            out += family()
+            out += family(scope)
         rss = _resident_bytes()
         if rss is not None:
             out += [

@@ -289,8 +289,9 @@ def assemble(config: CollectorConfig, store: Store, engine: Engine) -> Collector
             )
         except CredentialError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        text = await run_in_threadpool(metrics.render)
-        # A reader scoped to services sees their series only (docs/security.md).
+        text = await run_in_threadpool(metrics.render, scope)
+        # A reader scoped to services sees their series only (docs/security.md): ranked
+        # among them, and any line of another service left out.
         return PlainTextResponse(scoped(text, scope), media_type="text/plain; version=0.0.4")
 
     raw = [

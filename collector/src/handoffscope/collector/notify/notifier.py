@@ -329,7 +329,9 @@ class Notifier:
 
     # --- metrics ---------------------------------------------------------------------
 
-    def render(self) -> list[str]:
+    def render(self, scope: Any = None) -> list[str]:
+        """The notifier's families (`/metrics`): by destination and event, no service, so
+        every reader sees the same (`scope` is not needed)."""
         with self._stats_lock:
             counts = sorted(self._counts.items())
             posts = sorted(self._posts.items())
