@@ -225,6 +225,26 @@ SELECT
     0, false, true, '{}', false, NULL
 FROM judged
 ;
+-- Turns, as gen_history_duckdb.sql makes them: every three consecutive runs of a service
+-- are one conversation (its first run's start agent is learned as an entry agent), so the
+-- conversation, run detail and weekly continuity queries read a history where every run
+-- is a turn (set after the insert: its columns are given by position, and these come
+-- after the usage columns).
+UPDATE runs SET
+    conversation_id = c.conversation_id,
+    start_agent = runs.path[1],
+    first_to_agent = runs.path[2],
+    entry_agents = '{}'
+FROM (
+    SELECT
+        row_seq,
+        'conv-' || service || '-'
+            || ((row_number() OVER (PARTITION BY service ORDER BY row_seq) - 1) / 3)::text
+            AS conversation_id
+    FROM runs
+) AS c
+WHERE runs.row_seq = c.row_seq
+;
 INSERT INTO waits
 SELECT
     row_number() OVER (ORDER BY i), h.run_id, h.run_key, h.handoff_id, h.service,

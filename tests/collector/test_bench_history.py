@@ -23,6 +23,7 @@ from support.polling import eventually
 
 from handoffscope.collector.engine import EDGE_RUNS_KEPT, daily_key, edge_key, run_daily_key
 from handoffscope.collector.engine.judge import MARK_KEY
+from handoffscope.collector.store import statements
 from handoffscope.collector.store.records import HandoffRecord, RunRecord, read, run_key
 from handoffscope.instrumentation import semconv as sc
 
@@ -96,6 +97,27 @@ def test_the_rollups_are_the_engines_recount_of_the_handoff_rows(con) -> None:
     flipped = [h for h in handoffs if h.flip1_ns is not None]
     assert {h.flip1_verdict for h in flipped} >= {sc.DESTINATION_NOT_STARTED}
     assert any(edge_key(h)[4] != h.verdict for h in flipped)  # type: ignore[index]
+
+
+def test_the_turn_rollups_count_what_the_conversations_tell(con) -> None:
+    """The weekly review's turn counts (engine/turns.py's tables, rebuilt by the
+    generator) are continuity.sql's over the runs themselves, and every run is a turn."""
+    assert con.execute("SELECT count(*) FROM runs WHERE conversation_id IS NULL").fetchone()[0] == 0
+    runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert con.execute("SELECT count(*) FROM turns").fetchone()[0] == runs
+    weekly = statements.dicts(
+        con, "query/continuity_weekly", {"since": 0, "service": None, "scope": None}
+    )
+    told = statements.dicts(
+        con,
+        "query/continuity",
+        {"conversation": None, "run": None, "since": 0, "until": 2**62, "now": 0},
+    )
+    counted: Counter = Counter()
+    for r in weekly:
+        counted[(r["service"], r["continuity"])] += int(r["turns"])
+    later = Counter((r["service"], r["continuity"]) for r in told if r["continuity"] != "first")
+    assert +counted == +later and sum(later.values()) > 0
 
 
 def test_edge_runs_are_the_newest_runs_of_each_edge(con) -> None:

@@ -9,6 +9,8 @@ the runs in the window — checked here against `count(*)` over the table itself
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -198,3 +200,21 @@ def test_the_benchmark_history_has_the_rollups_the_engine_would_write(postgres_d
             "SELECT first_seen_ns / 3600000000000, coalesce(service, ''), count(*)"
             " FROM runs GROUP BY 1, 2"
         )
+        # Its runs are turns of conversations, and the weekly review's turn rollups count
+        # them as the conversations tell them (continuity.sql over the runs themselves).
+        assert (
+            c.execute("SELECT count(*) FROM runs WHERE conversation_id IS NULL").fetchone()[0] == 0
+        )
+        weekly = statements.dicts(
+            c, "query/continuity_weekly", {"since": 0, "service": None, "scope": None}
+        )
+        told = statements.dicts(
+            c,
+            "query/continuity",
+            {"conversation": None, "run": None, "since": 0, "until": 2**62, "now": BASE},
+        )
+        counted = Counter()
+        for r in weekly:
+            counted[(r["service"], r["continuity"])] += int(r["turns"])
+        later = Counter((r["service"], r["continuity"]) for r in told if r["continuity"] != "first")
+        assert +counted == +later and sum(later.values()) > 0
