@@ -1,7 +1,7 @@
 -- Retention: the entry agents declared by the runs expire_runs.sql is about to delete
 -- leave turn_entries (each run counted once per agent, as engine/turns.py adds them).
-INSERT INTO turn_entries BY NAME
-SELECT service, agent, -count(*) AS declared, 0 AS firsts
+INSERT INTO turn_entries (service, agent, declared, firsts)
+SELECT service, agent, -count(*), 0
 FROM (
     SELECT DISTINCT coalesce(service, '') AS service, run_id, unnest(entry_agents) AS agent
     FROM runs
@@ -9,4 +9,4 @@ FROM (
 ) AS e
 WHERE agent IS NOT NULL
 GROUP BY service, agent
-ON CONFLICT DO UPDATE SET declared = turn_entries.declared + excluded.declared;
+ON CONFLICT (service, agent) DO UPDATE SET declared = turn_entries.declared + excluded.declared;
