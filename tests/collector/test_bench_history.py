@@ -111,7 +111,7 @@ def test_the_turn_rollups_count_what_the_conversations_tell(con) -> None:
     told = statements.dicts(
         con,
         "query/continuity",
-        {"conversation": None, "run": None, "since": 0, "until": 2**62, "now": 0},
+        {"conversation": None, "run": None, "run_key": None, "since": 0, "until": 2**62, "now": 0},
     )
     counted: Counter = Counter()
     for r in weekly:

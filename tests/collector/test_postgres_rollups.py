@@ -211,7 +211,14 @@ def test_the_benchmark_history_has_the_rollups_the_engine_would_write(postgres_d
         told = statements.dicts(
             c,
             "query/continuity",
-            {"conversation": None, "run": None, "since": 0, "until": 2**62, "now": BASE},
+            {
+                "conversation": None,
+                "run": None,
+                "run_key": None,
+                "since": 0,
+                "until": 2**62,
+                "now": BASE,
+            },
         )
         counted = Counter()
         for r in weekly:

@@ -254,6 +254,7 @@ def _sql_told(con) -> Counter:
         {
             "conversation": None,
             "run": None,
+            "run_key": None,
             "since": 0,
             "until": 2**62,
             "now": time.time_ns(),

@@ -442,6 +442,7 @@ def _continuity_params(
         "now": now,
         "conversation": conversation,
         "run": run,
+        "run_key": None if run is None else run_key(run),
         "since": since,
         "until": INT64_MAX,
     }
