@@ -18,12 +18,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from support import turns as turn_counts
 from support.collector import CollectorProcess, metric_value
 from support.polling import eventually
 
 from handoffscope.collector.engine import EDGE_RUNS_KEPT, daily_key, edge_key, run_daily_key
 from handoffscope.collector.engine.judge import MARK_KEY
-from handoffscope.collector.store import statements
 from handoffscope.collector.store.records import HandoffRecord, RunRecord, read, run_key
 from handoffscope.instrumentation import semconv as sc
 
@@ -105,19 +105,8 @@ def test_the_turn_rollups_count_what_the_conversations_tell(con) -> None:
     assert con.execute("SELECT count(*) FROM runs WHERE conversation_id IS NULL").fetchone()[0] == 0
     runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     assert con.execute("SELECT count(*) FROM turns").fetchone()[0] == runs
-    weekly = statements.dicts(
-        con, "query/continuity_weekly", {"since": 0, "service": None, "scope": None}
-    )
-    told = statements.dicts(
-        con,
-        "query/continuity",
-        {"conversation": None, "run": None, "run_key": None, "since": 0, "until": 2**62, "now": 0},
-    )
-    counted: Counter = Counter()
-    for r in weekly:
-        counted[(r["service"], r["continuity"])] += int(r["turns"])
-    later = Counter((r["service"], r["continuity"]) for r in told if r["continuity"] != "first")
-    assert +counted == +later and sum(later.values()) > 0
+    later = turn_counts.told(con, 0)
+    assert turn_counts.weekly(con) == later and sum(later.values()) > 0
 
 
 def test_edge_runs_are_the_newest_runs_of_each_edge(con) -> None:

@@ -9,11 +9,10 @@ the runs in the window — checked here against `count(*)` over the table itself
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import turns as turn_counts
 
 from handoffscope.collector.engine import ENGINE_VERSION_KEY, HealthEngine
 from handoffscope.collector.store import statements
@@ -205,23 +204,5 @@ def test_the_benchmark_history_has_the_rollups_the_engine_would_write(postgres_d
         assert (
             c.execute("SELECT count(*) FROM runs WHERE conversation_id IS NULL").fetchone()[0] == 0
         )
-        weekly = statements.dicts(
-            c, "query/continuity_weekly", {"since": 0, "service": None, "scope": None}
-        )
-        told = statements.dicts(
-            c,
-            "query/continuity",
-            {
-                "conversation": None,
-                "run": None,
-                "run_key": None,
-                "since": 0,
-                "until": 2**62,
-                "now": BASE,
-            },
-        )
-        counted = Counter()
-        for r in weekly:
-            counted[(r["service"], r["continuity"])] += int(r["turns"])
-        later = Counter((r["service"], r["continuity"]) for r in told if r["continuity"] != "first")
-        assert +counted == +later and sum(later.values()) > 0
+        later = turn_counts.told(c, BASE)
+        assert turn_counts.weekly(c) == later and sum(later.values()) > 0

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support import turns as turn_counts
 from support.collector import judged
 from support.evidence import request
 from support.polling import eventually
 
 from handoffscope.collector.engine import HealthEngine, turns
-from handoffscope.collector.store import statements
 from handoffscope.collector.store.duckdb_store import DuckDBStore
 from handoffscope.collector.store.steps import ddl_dir, read_steps
 from handoffscope.instrumentation import semconv as sc
@@ -213,8 +213,8 @@ def test_retention_makes_the_next_kept_run_a_conversations_first(
         engine.retention(con, cutoff)
         turns.expire(con)
         con.commit()
-        weekly = _sql_weekly(con)
-        told = _sql_told(con)
+        weekly = turn_counts.weekly(con)
+        told = turn_counts.told(con, time.time_ns())
         assert weekly == told
         kept = con.execute("SELECT count(*) FROM runs").fetchone()[0]
         kept_conversations = con.execute(
@@ -238,33 +238,6 @@ def test_retention_makes_the_next_kept_run_a_conversations_first(
         assert _tables(con) == kept_rows
     finally:
         store.close()
-
-
-def _sql_weekly(con) -> Counter:
-    rows = statements.dicts(
-        con, "query/continuity_weekly", {"since": 0, "service": None, "scope": None}
-    )
-    return +Counter({(r["service"], r["continuity"] or "unknown"): int(r["turns"]) for r in rows})
-
-
-def _sql_told(con) -> Counter:
-    rows = statements.dicts(
-        con,
-        "query/continuity",
-        {
-            "conversation": None,
-            "run": None,
-            "run_key": None,
-            "since": 0,
-            "until": 2**62,
-            "now": time.time_ns(),
-        },
-    )
-    return +Counter(
-        (r["service"], r["continuity"] or "unknown")
-        for r in rows
-        if r["continuity"] != sc.CONTINUITY_FIRST
-    )
 
 
 def _tables(con) -> dict[str, list[tuple]]:
