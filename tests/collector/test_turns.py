@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 import pytest
@@ -179,11 +178,10 @@ def test_on_postgresql_two_collectors_keep_the_turns_of_conversations_they_share
         seen = _deliver(random.Random(seed), pg, otlp_sender_factory, judged_all, seen)
 
 
+@pytest.mark.duckdb_only("it reads the DuckDB file in-process after the collector stopped")
 def test_retention_makes_the_next_kept_run_a_conversations_first(
-    tmp_path: Path, collector_factory, otlp_sender_factory, stores
+    collector_factory, otlp_sender_factory
 ) -> None:
-    if stores.kind != "duckdb":
-        pytest.skip("reads the DuckDB file in-process after the collector stopped")
     rng = random.Random(7)
     proc = collector_factory()
     senders = {s: otlp_sender_factory(proc, service=s) for s in SERVICES}

@@ -83,7 +83,9 @@ CHANGED_SCHEMA = pa.schema(
     ]
 )
 """The rows of changed_turns.sql (what the writing statements read as hs_turn_changed)."""
-_CONVERSATION = FACTS_SCHEMA.names.index("conversation_id")
+_KEY, _CONVERSATION, _SERVICE = (
+    FACTS_SCHEMA.names.index(name) for name in ("run_key", "conversation_id", "service")
+)
 _ENTRY_AGENTS = len(FACTS_SCHEMA)
 """Where `facts` puts the declared entry agents: after the stored columns."""
 
@@ -141,12 +143,12 @@ def refresh(con: Connection, moved: Iterable[tuple], gone: Iterable[tuple] = ())
                 _declare(declared, before, -1)
             if before[_CONVERSATION] is not None:
                 conversations.add(before[_CONVERSATION])
-                keys.add(before[1])
+                keys.add(before[_KEY])
         if after[_ENTRY_AGENTS]:
             _declare(declared, after, 1)
         if after[_CONVERSATION] is not None:
             conversations.add(after[_CONVERSATION])
-            keys.add(after[1])
+            keys.add(after[_KEY])
             fresh.append(after)
     delta = [(*k, n) for k, n in declared.items() if n]
     if not conversations:
@@ -174,7 +176,7 @@ def refresh(con: Connection, moved: Iterable[tuple], gone: Iterable[tuple] = ())
 
 
 def _declare(declared: Counter[tuple], side: tuple, sign: int) -> None:
-    service = side[3] or ""
+    service = side[_SERVICE] or ""
     for agent in {a for a in side[_ENTRY_AGENTS] if a is not None}:
         declared[(service, agent)] += sign
 
