@@ -11,8 +11,12 @@ ingesting; collector RSS ≤ 400 MB. This script:
 2. starts the real collector process on it (`python -m handoffscope.collector`);
 3. measures each query the dashboard makes, `--requests` times, idle (the baseline);
 4. starts a separate process that exports new handoff spans as fast as the collector
-   acknowledges them (pre-encoded OTLP/HTTP protobuf, 512 spans per export, 2
-   connections) and measures every query again while it runs;
+   acknowledges them (pre-encoded OTLP/HTTP protobuf, 128 runs per export, 2
+   connections) and measures every query again while it runs. Each run is two handoffs
+   (a request and an accept each) and ends with its `handoff.run` span, status
+   completed, as every adapter sends it (640 spans per export); `--open-runs` sends no
+   run span, so every run stays open and the judge's memory holds as many as
+   `--max-hot-handoffs` allows (512 spans per export);
 5. prints p50/p95 per query beside the target and the idle baseline (as a ratio), the
    ingest rate achieved meanwhile, and the collector's memory (with its judge worker's:
    PSS and RSS, sampled while ingesting, and their peaks).
@@ -199,7 +203,7 @@ class MemorySampler:
 # --- the ingest load (a separate process) -----------------------------------------------
 
 
-def _ingest(url: str, stop, stats, connections: int = 2) -> None:
+def _ingest(url: str, stop, stats, connections: int = 2, open_runs: bool = False) -> None:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
     from opentelemetry.proto.resource.v1.resource_pb2 import Resource
@@ -219,7 +223,7 @@ def _ingest(url: str, stop, stats, connections: int = 2) -> None:
     def payload(seq: list[int]) -> bytes:
         spans = []
         now = time.time_ns()
-        for _ in range(128):  # 128 runs x (request, accept, request, accept) = 512 spans
+        for _ in range(RUNS_PER_EXPORT):  # each (request, accept) x 2 [+ its run span]
             seq[0] += 1
             run = f"bench-{seq[0]:x}"
             trace = seq[0].to_bytes(16, "big")
@@ -248,7 +252,7 @@ def _ingest(url: str, stop, stats, connections: int = 2) -> None:
                         },
                     )
                 ):
-                    sid = (seq[0] * 4 + turn * 2 + k).to_bytes(8, "big")
+                    sid = (seq[0] * 8 + turn * 2 + k).to_bytes(8, "big")
                     name = sc.SPAN_REQUEST if k == 0 else sc.SPAN_ACCEPT
                     spans.append(
                         Span(
@@ -260,6 +264,23 @@ def _ingest(url: str, stop, stats, connections: int = 2) -> None:
                             attributes=[kv(a, v) for a, v in attrs.items()],
                         )
                     )
+            if not open_runs:
+                run_attrs = {
+                    sc.RUN_ID: run,
+                    sc.RUN_STATUS: sc.RUN_STATUS_COMPLETED,
+                    sc.RUN_FINAL_AGENT: agents[2],
+                    sc.RUN_TURNS: 3,
+                }
+                spans.append(
+                    Span(
+                        trace_id=trace,
+                        span_id=(seq[0] * 8 + 1).to_bytes(8, "big"),
+                        name=sc.SPAN_RUN,
+                        start_time_unix_nano=now,
+                        end_time_unix_nano=now + 2000,
+                        attributes=[kv(a, v) for a, v in run_attrs.items()],
+                    )
+                )
         req = ExportTraceServiceRequest(
             resource_spans=[
                 ResourceSpans(
@@ -280,7 +301,7 @@ def _ingest(url: str, stop, stats, connections: int = 2) -> None:
                 )
                 if r.status_code == 200:
                     with stats.get_lock():
-                        stats.value += 512
+                        stats.value += spans_per_export(open_runs)
                 elif r.status_code in (429, 503):
                     time.sleep(0.05)
 
@@ -289,6 +310,13 @@ def _ingest(url: str, stop, stats, connections: int = 2) -> None:
         t.start()
     for t in threads:
         t.join()
+
+
+RUNS_PER_EXPORT = 128
+
+
+def spans_per_export(open_runs: bool) -> int:
+    return RUNS_PER_EXPORT * (4 if open_runs else 5)
 
 
 # --- main ---------------------------------------------------------------------------------
@@ -315,6 +343,11 @@ def main(argv: list[str] | None = None) -> None:
         default="on",
         choices=("on", "thread"),
         help="collector --judge: the engine in its worker process (default) or in-process",
+    )
+    ap.add_argument(
+        "--open-runs",
+        action="store_true",
+        help="ingest runs that never end (no run span): the judge's memory full of open runs",
     )
     args = ap.parse_args(argv)
 
@@ -360,7 +393,9 @@ def run(base: str, pid: int, args: argparse.Namespace) -> None:
 
     stop = mp.Event()
     acked = mp.Value("q", 0)
-    loader = mp.Process(target=_ingest, args=(base + "/v1/traces", stop, acked), daemon=True)
+    loader = mp.Process(
+        target=_ingest, args=(base + "/v1/traces", stop, acked, 2, args.open_runs), daemon=True
+    )
     loader.start()
     time.sleep(3)
     t0, n0 = time.perf_counter(), acked.value
@@ -388,7 +423,9 @@ def run(base: str, pid: int, args: argparse.Namespace) -> None:
         )
     print()
     print(
-        f"ingest while measuring: {rate:,.0f} spans/s acknowledged (after commit), 2 connections, 512-span exports"
+        f"ingest while measuring: {rate:,.0f} spans/s acknowledged (after commit), 2 connections, "
+        f"{spans_per_export(args.open_runs)}-span exports "
+        f"({'runs left open' if args.open_runs else 'each run ends with its run span'})"
     )
     print(f"worst busy p95: {worst:.1f} ms (target ≤ {TARGET_MS:.0f} ms)")
     print(

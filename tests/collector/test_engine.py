@@ -19,7 +19,7 @@ import pytest
 from support import evidence as ev
 from support.stores import is_dsn, open_store, pg_sql
 
-from handoffscope.collector.engine import HealthEngine
+from handoffscope.collector.engine import FINISHED_SHARE, HealthEngine
 from handoffscope.collector.engine.shards import ShardedEngine
 from handoffscope.collector.engine.worker import ProcessEngine
 from handoffscope.collector.store.spans import ATTRIBUTE_COLUMNS, SPAN_SCHEMA, build_spans_table
@@ -660,8 +660,10 @@ def test_status_latest_wins_whatever_the_arrival_order(col):
 
 
 def test_finished_runs_leave_memory_before_open_ones(tmp_path, store_target):
-    # Each run here is two units (the run and its handoff); memory holds three runs.
-    c = Collector(store_target(tmp_path / "order.duckdb"), max_hot_handoffs=6)
+    # Each run here is two units (the run and its handoff); memory holds five runs, of
+    # which finished ones a fifth of it (engine.FINISHED_SHARE): one run.
+    assert FINISHED_SHARE == 0.2
+    c = Collector(store_target(tmp_path / "order.duckdb"), max_hot_handoffs=10)
 
     def open_run(rid, at):
         c.send(request(rid, "h1", "A", "B", at=at), accept(rid, "h1", at=at + 0.5))
@@ -676,17 +678,21 @@ def test_finished_runs_leave_memory_before_open_ones(tmp_path, store_target):
     open_run("o1", 0)
     open_run("o2", 1)
     finished_run("f1", 2)
-    finished_run("f2", 3)  # over the bound: f1 goes, not o1, the least recently touched
+    finished_run("f2", 3)  # under the bound, over the finished share: f1 goes
     assert set(c.engine.runs) == {"o1", "o2", "f2"}
-    open_run("o3", 4)  # finished f2 goes before any open run
-    assert set(c.engine.runs) == {"o1", "o2", "o3"}
-    open_run("o4", 5)  # none finished left: the least recently touched open run goes
-    assert set(c.engine.runs) == {"o2", "o3", "o4"}
+    assert c.engine.hot_size == 6
+    open_run("o3", 4)
+    open_run("o4", 5)  # at the bound: everyone stays
+    assert set(c.engine.runs) == {"o1", "o2", "f2", "o3", "o4"}
+    open_run("o5", 6)  # over it: finished f2 goes before any open run
+    assert set(c.engine.runs) == {"o1", "o2", "o3", "o4", "o5"}
+    open_run("o6", 7)  # none finished left: the least recently touched open run goes
+    assert set(c.engine.runs) == {"o2", "o3", "o4", "o5", "o6"}
     # o2's status comes: it is finished now, so it goes first when memory is short.
-    c.send(run_span("o2", sc.RUN_STATUS_COMPLETED, at=6))
-    open_run("o5", 7)
-    assert set(c.engine.runs) == {"o3", "o4", "o5"}
-    assert c.engine.hot_size == 6 and c.engine.stats["runs_evicted"] == 4
+    c.send(run_span("o2", sc.RUN_STATUS_COMPLETED, at=8))
+    open_run("o7", 9)
+    assert set(c.engine.runs) == {"o3", "o4", "o5", "o6", "o7"}
+    assert c.engine.hot_size == 10 and c.engine.stats["runs_evicted"] == 4
     # Evidence for an evicted run brings it back, judged as one run.
     c.send(request("o1", "h2", "B", "C", at=8))
     assert c.run("o1")["handoff_count"] == 2

@@ -231,7 +231,7 @@ class CollectorConfig(_Served):
     )
     max_hot_handoffs: int = option(
         20_000,
-        "Handoffs (with their waits and runs) the judge keeps in memory: finished runs leave first, then the least recently touched; ≈ 1.5-2 KB each. Evidence for a run that has left memory brings it back from the store, which costs the judge about as much again (handoffscope_engine_runs_reloaded_total counts them; handoffscope_engine_hot_handoffs is the gauge). Raise it when runs live long at a high rate: it should hold every open run still sending spans — at 10k spans/s of runs whose spans came over 10 s, the default reloaded 124,928 runs a minute (freshness p95 1.9 s) and 60,000 none (p95 1.4 s), for 60 MB more of the worker's RSS (bench/bench_judge_throughput.py --spread). With --judge-workers, split between the workers.",
+        "Handoffs (with their waits and runs) the judge keeps in memory: finished runs leave first and hold at most a fifth of it, then the least recently touched; ≈ 2.3 KB each. Evidence for a run that has left memory brings it back from the store, which costs the judge about as much again (handoffscope_engine_runs_reloaded_total counts them; handoffscope_engine_hot_handoffs is the gauge). Raise it when runs live long at a high rate: it should hold every open run still sending spans — at 10k spans/s of runs whose spans came over 10 s, the default reloaded 124,928 runs a minute (freshness p95 1.9 s) and 60,000 none (p95 1.4 s), for 60 MB more of the worker's RSS (bench/bench_judge_throughput.py --spread). With --judge-workers, split between the workers.",
         type=positive_int,
         metavar="N",
     )

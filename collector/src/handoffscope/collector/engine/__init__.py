@@ -85,6 +85,12 @@ ALL_PARTS = frozenset(range(PARTITIONS))
 """Every partition (records.PARTITIONS): what an engine judges unless told a share."""
 MAX_HOT_HANDOFFS = 20_000
 """The default bound on the handoffs (and runs) held in memory."""
+FINISHED_SHARE = 0.2
+"""Of that bound, what finished runs may hold (`_evict`). A finished run is rarely sent
+more evidence (an outcome verified late, perhaps); an open one will be (its status, at
+least). At ten million handoffs while ingesting 25k spans/s of whole runs, holding finished
+runs to the whole bound cost the judge worker ≈ 40 MB of RSS and reloaded none of them
+(bench/bench_queries.py): the bound was memory spent on runs that were done."""
 APPLY_SLICE = 8192
 """Spans merged and written per step of `apply`."""
 
@@ -376,8 +382,9 @@ class HealthEngine:
         """Which completed runs must be verified (collector flag, run flag, service history)."""
         self.retention_days = retention_days
         self.max_hot_handoffs = max_hot_handoffs
-        """Bound on in-memory state, in handoffs (a run counts one more). About 1.5 kB
-        each (measured with tracemalloc), so the default holds ~30 MB."""
+        """Bound on in-memory state, in handoffs (a run counts one more). About 2.3 kB
+        each (the worker's RSS at 10M handoffs, 2026-12-06), so the default holds ≈ 46 MB;
+        finished runs hold at most FINISHED_SHARE of it."""
         self.reload_window_seconds = reload_window_seconds
         self.max_handoffs_per_run = max_handoffs_per_run
         """Handoffs judged per run (0: no cap; `--max-handoffs-per-run`). Judging a run costs
@@ -386,9 +393,11 @@ class HealthEngine:
         """`load` brings back runs that received evidence this recently."""
         self.runs: OrderedDict[str, RunState] = OrderedDict()
         """Every run in memory, least recently touched first."""
-        self._finished: OrderedDict[str, None] = OrderedDict()
-        """Of those, the runs whose latest status is terminal, least recently touched first:
-        evicted before any open run (`_evict`)."""
+        self._finished: OrderedDict[str, int] = OrderedDict()
+        """Of those, the runs whose latest status is terminal, least recently touched first,
+        with their size when filed: evicted before any open run (`_evict`)."""
+        self._finished_size = 0
+        """The sizes in `_finished`, summed: at most FINISHED_SHARE of the bound."""
         self.hot_size = 0
         self.keys = KeySet()
         self.services: set[str] = set()
@@ -423,6 +432,7 @@ class HealthEngine:
         """
         self.runs.clear()
         self._finished.clear()
+        self._finished_size = 0
         self.hot_size = 0
         self._pending = _Writes()
         h, r, w = statements.rows(con, "engine/max_row_seqs")[0]
@@ -481,6 +491,7 @@ class HealthEngine:
         self.shard = min(self.parts)
         self.runs.clear()
         self._finished.clear()
+        self._finished_size = 0
         self.hot_size = 0
 
     def _aligned(self, stored_max: int) -> int:
@@ -604,7 +615,7 @@ class HealthEngine:
     # --- memory ---------------------------------------------------------------------------
 
     def _drop(self, rid: str) -> None:
-        self._finished.pop(rid, None)
+        self._finished_size -= self._finished.pop(rid, 0)
         run = self.runs.pop(rid, None)
         if run is not None:
             self.hot_size -= run.size
@@ -612,15 +623,19 @@ class HealthEngine:
     def _sort(self, run_ids: Iterable[str], last: bool = True) -> None:
         """File the runs just judged as finished (most recently touched: `last`) or open."""
         for rid in run_ids:
-            if self.runs[rid].finished:
-                self._finished[rid] = None
-                self._finished.move_to_end(rid, last)
-            else:
-                self._finished.pop(rid, None)
+            run = self.runs[rid]
+            self._finished_size -= self._finished.pop(rid, 0)
+            if run.finished:
+                self._finished[rid] = size = run.size
+                self._finished_size += size
+                if not last:
+                    self._finished.move_to_end(rid, last=False)
 
     def _evict(self, keep: Iterable[str]) -> None:
         """Down to the bound: finished runs first, then open ones, each least recently
         touched first; this step's open runs (`keep`, the newest) stay even over it.
+        Finished runs also go beyond their share of the bound (FINISHED_SHARE), however
+        little the open ones hold.
 
         Finished first: an open run will send more spans (its status, at least), a
         finished one perhaps an outcome. With plain LRU a finished run held its place as
@@ -630,6 +645,10 @@ class HealthEngine:
         reloaded 100,894 runs a minute; now 80,000 reload none: bench_judge_throughput.py
         --spread)."""
         keep = set(keep)
+        share = self.max_hot_handoffs * FINISHED_SHARE
+        while self._finished_size > share:
+            self._drop(next(iter(self._finished)))
+            self.stats["runs_evicted"] += 1
         while self.hot_size > self.max_hot_handoffs and self.runs:
             if self._finished:
                 rid = next(iter(self._finished))
