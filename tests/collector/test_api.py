@@ -565,6 +565,40 @@ def test_runs_newest_first_over_a_long_window(collector_factory, otlp_sender_fac
     assert page(4, offset=4, sort="silent")[0] == silent[4:8]
 
 
+def test_handoffs_newest_first_over_a_long_window(collector_factory, otlp_sender_factory):
+    """The handoffs page looks for itself in the window's last hour, then its last day,
+    then the whole window (handoffs.sql `probe`, `wide`): the same page whichever rung
+    holds it, exactly or with room, and for a window that ended before the last hour."""
+    collector = collector_factory(args=GRACE)
+    sender = otlp_sender_factory(collector, service="desk")
+    now = time.time_ns()
+    minutes = {f"hour-{i}": 5 + 5 * i for i in range(4)}  # 5-20 min ago: the last hour
+    minutes |= {f"day-{i}": 120 + 60 * i for i in range(4)}  # 2-5 h ago: the last day
+    minutes |= {f"old-{i}": 26 * 60 + 60 * i for i in range(4)}  # 26-29 h ago
+    for rid, m in minutes.items():
+        r = Run(sender, rid, now - m * 60 * S)
+        r.request("h", "triage", "billing")
+        r.accept("h")
+    assert sender.send().name == "SUCCESS"
+    newest = sorted(minutes, key=minutes.__getitem__)
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now / S - 48 * 3600))
+    until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now / S - 3600))
+
+    def page(limit: int, **params) -> list[str]:
+        body = collector.api("/api/v1/handoffs", since=since, limit=limit, **params)
+        return [h["run_id"] for h in body["handoffs"]]
+
+    assert page(3) == newest[:3]  # the last hour holds the page
+    assert page(4) == newest[:4]  # ... exactly
+    assert page(6) == newest[:6]  # too few there: the last day
+    assert page(8) == newest[:8]  # ... exactly
+    assert page(10) == newest[:10]  # too few in the day: the whole window
+    assert page(100) == newest
+    assert page(2, until=until) == newest[4:6]  # a window that ended an hour ago
+    assert page(6, until=until) == newest[4:10]
+    assert page(3, unhealthy="true") == []  # every handoff here is healthy
+
+
 BAD_PARAMS = [
     ("/api/v1/runs", {"limit": "0"}),
     ("/api/v1/runs", {"limit": "1001"}),

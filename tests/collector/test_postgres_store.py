@@ -352,6 +352,7 @@ SAMPLE_PARAMS: dict[str, object] = {
             "offset",
             "oldest_day",
             "page_since",
+            "wide_since",
             "r0",
             "r1",
             "run_key",

@@ -4,7 +4,7 @@
 -- $unhealthy keeps only handoffs unhealthy at $now: unhealthy_from_ns (stored by the
 -- engine: when the timeline first holds a failure verdict) makes that one integer
 -- compare, cheap enough to run over a 30-day window.
--- $page_since: where the page is looked for first (see `probe`).
+-- $page_since, $wide_since: where the page is looked for first and next (see `probe`).
 -- The page is found over the filter and sort columns alone, then its rows' other
 -- columns are read by rowid (stable within this statement's snapshot): reading all 48
 -- columns of every match before the top N cost 45-50 ms against 25-30 (16k matches of
@@ -25,9 +25,13 @@ probe AS (
     -- The page is among the handoffs first seen at or after the $limit-th newest
     -- first_seen_ns. Looked for first among those first seen since $page_since (the
     -- window's last hour: row-group min/max skips the rest), which holds the page
-    -- whenever it holds $limit matches; else over the whole window on that one column,
-    -- not with the page's ids (as runs.sql): the unhealthy of 30 days at ten million
-    -- handoffs took 150-290 ms, sorting the ids of every match.
+    -- whenever it holds $limit matches; else among those since $wide_since (its last
+    -- day); else over the whole window — each on that one column, not with the page's
+    -- ids (as runs.sql): the unhealthy of 30 days at ten million handoffs took 150-290 ms,
+    -- sorting the ids of every match, and 45-60 ms on first_seen_ns alone when the last
+    -- hour held fewer than a page (1.4M matches ordered), 10-13 ms over the last day.
+    -- Each later rung is guarded by the earlier ones' counts, so it reads nothing when
+    -- they found the page (a CASE would not: DuckDB evaluates both branches' subqueries).
     SELECT first_seen_ns
     FROM matching
     WHERE first_seen_ns >= $page_since
@@ -41,11 +45,29 @@ reach AS (
     SELECT coalesce(
         (SELECT lo FROM probed WHERE n >= $limit),
         (
+            SELECT CASE WHEN count(*) >= $limit THEN min(first_seen_ns) END
+            FROM (
+                SELECT first_seen_ns
+                FROM matching
+                WHERE (SELECT n FROM probed) < $limit AND first_seen_ns >= $wide_since
+                ORDER BY first_seen_ns DESC
+                LIMIT $limit
+            )
+        ),
+        (
             SELECT min(first_seen_ns)
             FROM (
                 SELECT first_seen_ns
                 FROM matching
                 WHERE (SELECT n FROM probed) < $limit
+                  AND (
+                      SELECT count(*)
+                      FROM (
+                          SELECT 1 FROM matching
+                          WHERE first_seen_ns >= $wide_since
+                          LIMIT $limit
+                      )
+                  ) < $limit
                 ORDER BY first_seen_ns DESC
                 LIMIT $limit
             )
