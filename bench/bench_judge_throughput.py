@@ -23,6 +23,8 @@ thread (`--judge thread`, the former default). Two measurements:
   `--spread S` sends every other span of each run S seconds later, as a live run's spans
   come over its life: the engine then judges each run twice, and reloads it from the store
   if it left the engine's memory in between (the figure to read for long-lived runs).
+  Catching up, it adds the shape "spread runs": the same spans with each run's halves
+  S × `--rate` spans apart in the commits (the issue's CPU a span for such runs).
 
 `--against REV` measures the engine of another git revision in the same run, interleaved
 with this one (a worktree of REV, each measurement a subprocess running this script under
@@ -270,11 +272,47 @@ def _peak_rss_mb(pids: list[int]) -> float | None:
     return total if pids else None
 
 
+def spread_commits(tables: list[pa.Table], gap: int, seconds: float) -> list[pa.Table]:
+    """The same spans with each run's spans in two commits `gap` commits apart: commit i
+    holds the even spans of table i and the odd spans of table i - gap, moved `seconds`
+    later (they happened later in the run); the odd spans of the last `gap` tables follow
+    in commits of their own. So the engine judges every run twice, as `Spread` makes the
+    sustained writer do, and reloads it if it left memory in between."""
+    shift = int(seconds * 1e9)
+
+    def late(t: pa.Table) -> pa.Table:
+        t = t.take(pa.array(range(1, t.num_rows, 2)))
+        for c in ("start_ns", "end_ns", "received_ns"):
+            i = t.schema.get_field_index(c)
+            t = t.set_column(i, t.schema.field(i), pc.add(t.column(c), shift))
+        return t
+
+    out = []
+    for i in range(len(tables) + gap):
+        parts = []
+        if i < len(tables):
+            parts.append(tables[i].take(pa.array(range(0, tables[i].num_rows, 2))))
+        if i >= gap:
+            parts.append(late(tables[i - gap]))
+        if parts:  # none when the gap is longer than the spans
+            out.append(pa.concat_tables(parts).combine_chunks())
+    return out
+
+
 def catch_up(
-    n: int, commit_spans: int, hpr: int, one_span_runs: bool = False, where: str = "worker"
+    n: int,
+    commit_spans: int,
+    hpr: int,
+    one_span_runs: bool = False,
+    where: str = "worker",
+    spread: tuple[int, float] | None = None,
 ) -> dict:
+    """`spread`: (commits apart, seconds) — each run's spans in two commits that far apart
+    (`spread_commits`); None: every run whole in one commit."""
     gen = Generator(hpr, one_span_runs)
     tables = [gen.table(min(commit_spans, n - lo)) for lo in range(0, n, commit_spans)]
+    if spread is not None:
+        tables = spread_commits(tables, *spread)
     with tempfile.TemporaryDirectory() as d:
         store, engine = _open(d, where)
         try:
@@ -291,6 +329,7 @@ def catch_up(
             main_cpu = time.process_time() - m0
             judge.close()
             runs = store.con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+            reloaded = int(engine.stats["runs_reloaded"])
         finally:
             _close(store, engine)
     return {
@@ -300,6 +339,7 @@ def catch_up(
         "judge_cpu": judge_cpu,
         "main_cpu": main_cpu,
         "runs": runs,
+        "reloaded": reloaded,
         "n": n,
     }
 
@@ -449,9 +489,8 @@ def _one(spec: str, args) -> int:
     kind, *rest = spec.split(":")
     if kind == "catch-up":
         shape, where = rest
-        m = catch_up(
-            args.spans, args.commit_spans, args.handoffs_per_run, shape == "one-span runs", where
-        )
+        one, spread = dict((s, (o, sp)) for s, o, sp in _shapes(args))[shape]
+        m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one, where, spread)
     else:
         (where,) = rest
         m = sustained(
@@ -476,8 +515,9 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=0.0,
         metavar="SECONDS",
-        help="sustained: send every other span of each run SECONDS later, as a live run's "
-        "spans come over its life (default 0: a whole run in one commit)",
+        help="send every other span of each run SECONDS later, as a live run's spans come "
+        "over its life: in the sustained measurement, and as a third catch-up shape whose "
+        "halves are SECONDS x --rate spans apart (default 0: a whole run in one commit)",
     )
     p.add_argument(
         "--max-hot-handoffs",
@@ -546,17 +586,30 @@ def _per_span(measured: list[dict], key: str) -> float:
     return statistics.median(m[key] / m["n"] * 1e6 for m in measured)
 
 
+def _shapes(args) -> list[tuple[str, bool, tuple[int, float] | None]]:
+    """The catch-up's shapes of runs: (name, one span a run, spread). With `--spread S`,
+    also runs whose spans come S seconds apart at `--rate`: that many commits apart."""
+    shapes: list[tuple[str, bool, tuple[int, float] | None]] = [
+        ("runs", False, None),
+        ("one-span runs", True, None),
+    ]
+    if args.spread > 0:
+        gap = max(1, round(args.spread * args.rate / args.commit_spans))
+        shapes.append(("spread runs", False, (gap, args.spread)))
+    return shapes
+
+
 def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
     catch_up(2000, 512, 1, where="thread")  # warm-up: imports, first Arrow conversions
-    shapes = (("runs", False), ("one-span runs", True))
-    cases = [(shape, one, where) for where in engines for shape, one in shapes]
-    res: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, w in cases}
-    base: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, w in cases}
+    shapes = _shapes(args)
+    cases = [(shape, one, spread, where) for where in engines for shape, one, spread in shapes]
+    res: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, _, w in cases}
+    base: dict[tuple[str, str], list[dict]] = {(s, w): [] for s, _, _, w in cases}
     for r in range(0 if args.no_catch_up else args.rounds):
-        for shape, one, where in cases if r % 2 == 0 else reversed(cases):
+        for shape, one, spread, where in cases if r % 2 == 0 else reversed(cases):
             if against is not None and r % 2 == 1:  # which engine goes first alternates
                 base[(shape, where)].append(against.measure(f"catch-up:{shape}:{where}"))
-            m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one, where)
+            m = catch_up(args.spans, args.commit_spans, args.handoffs_per_run, one, where, spread)
             res[(shape, where)].append(m)
             if against is not None and r % 2 == 0:
                 base[(shape, where)].append(against.measure(f"catch-up:{shape}:{where}"))
@@ -574,7 +627,9 @@ def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
                 f" (CPU {m['insert_cpu'] / m['n'] * 1e6:6.1f})"
                 f"  judge {m['judge_s'] / m['n'] * 1e6:6.1f} µs/span"
                 f" (CPU {m['judge_cpu'] / m['n'] * 1e6:6.1f}, of it in this process"
-                f" {m['main_cpu'] / m['n'] * 1e6:5.1f})  ({m['runs']} runs)",
+                f" {m['main_cpu'] / m['n'] * 1e6:5.1f})  ({m['runs']} runs"
+                + (f", {m['reloaded']:,} reloaded" if m.get("reloaded") else "")
+                + ")",
                 flush=True,
             )
     if not args.no_catch_up:
@@ -587,7 +642,7 @@ def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
             "shape          engine  insert µs/span  judge µs/span  judge spans/s  judge/insert"
             "   (CPU µs/span: insert  judge  in the collector's process)"
         )
-        for shape, _, where in cases:
+        for shape, _, _, where in cases:
             ms = res[(shape, where)]
             ins, jud, ins_c, jud_c, main_c = (
                 _per_span(ms, k)
@@ -603,7 +658,7 @@ def _main(args, engines: tuple[str, ...], against: Against | None) -> int:
                 f" median of {args.rounds}; the ratio is this engine's over {against.rev}'s):"
             )
             print("shape          engine   wall  (this)   CPU  (this)   CPU ratio")
-            for shape, _, where in cases:
+            for shape, _, _, where in cases:
                 ms, bs = res[(shape, where)], base[(shape, where)]
                 bw, bc = _per_span(bs, "judge_s"), _per_span(bs, "judge_cpu")
                 tw, tc = _per_span(ms, "judge_s"), _per_span(ms, "judge_cpu")
