@@ -7,7 +7,8 @@ exporter, in random order: a run's start in one export and its end in another, a
 turn before an earlier one, a run started between two stored ones. After each export
 the weekly review's `continuity` (turn_daily and turn_entries) must count, per service
 and continuity, exactly the later turns `/api/v1/conversations/{id}` lists (continuity.sql
-over the runs themselves). Then retention deletes a conversation's first runs: the next
+over the runs themselves), and each run's detail (run_turn.sql, over `turns`) must tell
+its turn as its conversation does. Then retention deletes a conversation's first runs: the next
 kept run becomes its first, in both. On `--store postgresql` the same, against a real
 PostgreSQL server.
 """
@@ -96,8 +97,19 @@ def _weekly(api: str) -> Counter:
     return +got
 
 
+TURN_FIELDS = {
+    "continuity": "continuity",
+    "position": "conversation_position",
+    "previous_run_id": "previous_run_id",
+    "previous_final_agent": "previous_final_agent",
+}
+"""A conversation's run (continuity.sql, over the runs) and that run's detail (run_turn.sql,
+over the judge's `turns`): the same turn, field by field."""
+
+
 def _told(api: str, conversations: list[str]) -> Counter:
-    """The later turns of every conversation as continuity.sql tells them, counted."""
+    """The later turns of every conversation as continuity.sql tells them, counted; each
+    run's detail must tell its turn the same."""
     told: Counter = Counter()
     for cid in conversations:
         r = httpx.get(f"{api}/api/v1/conversations/{cid}", timeout=30)
@@ -106,6 +118,10 @@ def _told(api: str, conversations: list[str]) -> Counter:
         for run in r.json()["runs"]:
             if run["continuity"] != sc.CONTINUITY_FIRST:
                 told[(run["service"], run["continuity"] or "unknown")] += 1
+            detail = httpx.get(f"{api}/api/v1/runs/{run['run_id']}", timeout=30).json()
+            assert {k: detail[d] for k, d in TURN_FIELDS.items()} == {
+                k: run[k] for k in TURN_FIELDS
+            }, run["run_id"]
     return +told
 
 

@@ -30,7 +30,7 @@ def told(con: Any, now: int) -> Counter:
     rows = statements.dicts(
         con,
         "query/continuity",
-        {"conversation": None, "run": None, "run_key": None, **EVER, "now": now},
+        {"conversation": None, **EVER, "now": now},
     )
     return +Counter(
         (r["service"], r["continuity"] or "unknown")

@@ -438,19 +438,9 @@ def approval(
     )
 
 
-def _continuity_params(
-    now: int, *, conversation: str | None = None, run: str | None = None, since: int = INT64_MIN
-) -> dict[str, Any]:
-    """continuity.sql's parameters: one conversation, one run's, or every conversation with
-    a run first seen since `since`."""
-    return {
-        "now": now,
-        "conversation": conversation,
-        "run": run,
-        "run_key": None if run is None else run_key(run),
-        "since": since,
-        "until": INT64_MAX,
-    }
+def _continuity_params(now: int, conversation: str) -> dict[str, Any]:
+    """continuity.sql's parameters for one conversation, its runs of any age."""
+    return {"now": now, "conversation": conversation, "since": INT64_MIN, "until": INT64_MAX}
 
 
 def seen_turn(r: dict[str, Any], scope: Scope) -> dict[str, Any]:
@@ -796,7 +786,11 @@ class QueryAPI:
         path = list(r["path"])
         turn: dict[str, Any] = {}
         if r["conversation_id"] is not None:
-            found_turn = _rows(cur, "continuity", _continuity_params(now, run=run_id))
+            # From the judge's turns (run_turn.sql), as continuity.sql tells them from the
+            # runs: one conversation's rows instead of every run joined to its conversation.
+            found_turn = _rows(
+                cur, "run_turn", {"conversation": r["conversation_id"], "run": run_id}
+            )
             turn = seen_turn(found_turn[0], scope) if found_turn else {}
         return m.RunDetail(
             **run_facts(r, verdict),
@@ -868,7 +862,7 @@ class QueryAPI:
             return _error(404, f"no conversation {conversation_id[:140]!r}")
         rows = [
             seen_turn(r, scope)
-            for r in _rows(cur, "continuity", _continuity_params(now, conversation=conversation_id))
+            for r in _rows(cur, "continuity", _continuity_params(now, conversation_id))
             if scope.sees(r["service"])
         ]
         if not rows:

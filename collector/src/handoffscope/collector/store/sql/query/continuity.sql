@@ -1,10 +1,9 @@
 -- The runs of conversations in order, each with the run before it and its continuity
--- (docs/semconv.md, "Turns"): GET /api/v1/conversations/{id} and a run's detail. The
--- weekly review counts the same from the judge's rollups (continuity_weekly.sql).
+-- (docs/semconv.md, "Turns"): GET /api/v1/conversations/{id}. The weekly review counts
+-- the same from the judge's rollups (continuity_weekly.sql), a run's detail reads its
+-- turn from the judge's `turns` (run_turn.sql); this tells them from the runs
+-- themselves, which the tests hold those two to.
 --   $conversation  one conversation (NULL: any)
---   $run           the conversation of this run (NULL: any); $run_key its key
---                  (records.run_key): what PostgreSQL finds a run by (its index; none
---                  on run_id: 0.7-2.4 s a run detail at 3M runs)
 --   $since/$until  runs first seen in [since, until) are returned — and found: a
 --                  conversation is read whole, so each run's previous run is there
 --                  whatever its age
@@ -16,7 +15,6 @@ WITH scope AS (
     FROM runs
     WHERE conversation_id IS NOT NULL
       AND ($conversation::VARCHAR IS NULL OR conversation_id = $conversation)
-      AND ($run::VARCHAR IS NULL OR (run_key = $run_key AND run_id = $run))
       AND first_seen_ns >= $since AND first_seen_ns < $until
 ),
 ordered AS (
@@ -56,5 +54,4 @@ SELECT
     ) AS continuity
 FROM ordered AS t
 WHERE t.first_seen_ns >= $since AND t.first_seen_ns < $until
-  AND ($run::VARCHAR IS NULL OR t.run_id = $run)
 ORDER BY t.conversation_id, t.position;
